@@ -1,0 +1,84 @@
+"""A small HTTP/1.1 keep-alive load generator and helpers shared by the benchmarks.
+
+It speaks raw HTTP over asyncio streams so that the client costs little next to the server; every
+benchmark compares two servers under the same generator, in the same run, so what it costs cancels.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.support import free_port, running_server  # noqa: E402
+
+__all__ = ["free_port", "median", "ratio_line", "rps", "server_process"]
+
+
+async def _connection(
+    host: str, port: int, request: bytes, deadline: float, counts: list[int]
+) -> None:
+    reader, writer = await asyncio.open_connection(host, port)
+    done = 0
+    try:
+        while time.perf_counter() < deadline:
+            writer.write(request)
+            await writer.drain()
+            head = await reader.readuntil(b"\r\n\r\n")
+            status = int(head.split(b" ", 2)[1])
+            if status != 200:
+                raise RuntimeError(f"benchmark request answered {status}")
+            length = 0
+            for line in head.split(b"\r\n"):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":", 1)[1])
+            await reader.readexactly(length)
+            done += 1
+    finally:
+        writer.close()
+        counts.append(done)
+
+
+def rps(
+    port: int, path: str, headers: dict[str, str], *, seconds: float, connections: int = 8
+) -> float:
+    """Requests per second over `connections` keep-alive connections for `seconds`."""
+    lines = [f"GET {path} HTTP/1.1", "Host: 127.0.0.1", *(f"{k}: {v}" for k, v in headers.items())]
+    request = ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+    async def run() -> float:
+        counts: list[int] = []
+        start = time.perf_counter()
+        deadline = start + seconds
+        await asyncio.gather(
+            *(_connection("127.0.0.1", port, request, deadline, counts) for _ in range(connections))
+        )
+        return sum(counts) / (time.perf_counter() - start)
+
+    return asyncio.run(run())
+
+
+@contextmanager
+def server_process(
+    args: Sequence[str], port: int, log: Path, ready_path: str
+) -> Iterator[subprocess.Popen[bytes]]:
+    with running_server(
+        args, port=port, log_path=log, ready_path=ready_path, env={"PYTHONPATH": str(ROOT)}
+    ) as server:
+        yield server.process
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def ratio_line(label: str, figure: float, baseline: float, unit: str, target: str) -> str:
+    return f"{label}: {figure:,.0f} {unit} vs baseline {baseline:,.0f} {unit}; ratio {figure / baseline:.2f} (target {target})"

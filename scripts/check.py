@@ -1,0 +1,30 @@
+"""The project's whole check, as CI runs it: lint, format, types, tests.
+
+Run it with `python3 -m uv run --locked --extra dev scripts/check.py [pytest args...]`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+STEPS = [
+    ("ruff check", [sys.executable, "-m", "ruff", "check", "."]),
+    ("ruff format --check", [sys.executable, "-m", "ruff", "format", "--check", "."]),
+    ("mypy --strict", [sys.executable, "-m", "mypy"]),
+    ("pytest", [sys.executable, "-m", "pytest", "-q", *sys.argv[1:]]),
+]
+
+
+def main() -> int:
+    for name, command in STEPS:
+        print(f"== {name}", flush=True)
+        code = subprocess.call(command)
+        if code != 0:
+            print(f"== {name} failed (exit {code})", flush=True)
+            return code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

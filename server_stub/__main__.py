@@ -1,0 +1,3 @@
+from server_stub.cli import main
+
+main()

@@ -1,0 +1,46 @@
+"""`svc-stub`: run the stub servers, fill them with demo data, and the local admin commands.
+
+Each stub contributes its commands through a `register` function, so this file only wires them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from server_stub.portal.cli import register as register_portal
+from server_stub.service.cli import register as register_service
+
+app = typer.Typer(
+    name="svc-stub",
+    help="Stub servers for the portal API and the data service, for tests and small deployments.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+demo_data = typer.Typer(
+    help="Write a realistic, deterministic demo data set.", no_args_is_help=True
+)
+admin = typer.Typer(
+    help="Local administration: the only way to change stub state. Never reachable over HTTP.",
+    no_args_is_help=True,
+)
+app.add_typer(demo_data, name="demo-data")
+app.add_typer(admin, name="admin")
+
+register_portal(app, demo_data=demo_data, admin=admin)
+register_service(app, demo_data=demo_data, admin=admin)
+
+
+@app.command("demo")
+def demo(
+    port: Annotated[int, typer.Option(help="Portal port on 127.0.0.1.", min=1, max=65535)] = 8081,
+) -> None:
+    """Serve the stubs on loopback with fresh demo data (removed on exit)."""
+    from server_stub.demo import demo as run_demo
+
+    run_demo(port=port)
+
+
+def main() -> None:
+    app()

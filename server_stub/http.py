@@ -1,0 +1,232 @@
+"""The HTTP conventions both stub servers share: the envelope, error codes, paging, limits.
+
+Every response is `{"ok": true, "data": ...}` (plus `next_cursor` when a list has more) or
+`{"ok": false, "error": {"code": ..., "message": ...}}`. Handlers raise `ApiError`; the exception
+handlers installed by `envelope_exception_handlers()` turn everything, including Starlette's own
+404/405/413 and any unexpected exception, into that envelope. No traceback ever reaches a client.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+log = logging.getLogger("server_stub")
+
+MAX_BODY_BYTES = 64 * 1024
+MAX_HEADER_BYTES = 8 * 1024
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
+SAFE_HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+
+Clock = Callable[[], float]
+"""Seconds since the epoch. Injected wherever time matters so tests never sleep."""
+
+T = TypeVar("T")
+
+_STATUS_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    429: "rate_limited",
+    431: "headers_too_large",
+    503: "unavailable",
+}
+
+
+class ApiError(Exception):
+    """A refusal that becomes a failure envelope with a stable snake_case code."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = dict(headers or {})
+
+
+def ok(data: Any, *, next_cursor: str | None = None, status: int = 200) -> Response:
+    body: dict[str, Any] = {"ok": True, "data": data}
+    if next_cursor is not None:
+        body["next_cursor"] = next_cursor
+    return JSONResponse(body, status_code=status, headers=SAFE_HEADERS)
+
+
+def ok_rendered(body: bytes) -> Response:
+    """A success whose envelope was rendered earlier (by `ok` or `ok_page`) and kept."""
+    return Response(body, media_type="application/json", headers=SAFE_HEADERS)
+
+
+def failure(
+    status: int, code: str, message: str, headers: Mapping[str, str] | None = None
+) -> Response:
+    body = {"ok": False, "error": {"code": code, "message": message}}
+    return JSONResponse(body, status_code=status, headers={**SAFE_HEADERS, **(headers or {})})
+
+
+async def _api_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return failure(exc.status, exc.code, exc.message, exc.headers)
+
+
+async def _http_exception(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        allowed = {m.strip() for m in headers.get("Allow", "").split(",") if m.strip()}
+        order = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]
+        headers["Allow"] = ", ".join(m for m in order if m in allowed)
+        message = f"{request.method} is not allowed here; allowed: {headers['Allow']}"
+    elif exc.status_code == 404:
+        message = f"no such resource: {request.url.path}"
+    elif exc.status_code == 413:
+        message = f"request body exceeds {MAX_BODY_BYTES} bytes"
+    else:
+        message = str(exc.detail)
+    code = _STATUS_CODES.get(exc.status_code, "error")
+    return failure(exc.status_code, code, message, headers)
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    # Logged without request headers or body: they may carry credentials.
+    log.error("unhandled error on %s %s: %s", request.method, request.url.path, type(exc).__name__)
+    return failure(500, "internal_error", "the server failed to answer this request")
+
+
+def envelope_exception_handlers() -> dict[Any, Callable[..., Any]]:
+    return {ApiError: _api_error, HTTPException: _http_exception, Exception: _unexpected}
+
+
+class HeaderLimitMiddleware:
+    """Refuses requests whose headers exceed MAX_HEADER_BYTES with a 431 envelope.
+
+    uvicorn's own limit is larger and answers with a bare text 400; this keeps the envelope.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int = MAX_HEADER_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            size = sum(len(k) + len(v) + 4 for k, v in scope.get("headers", []))
+            if size > self.max_bytes:
+                response = failure(
+                    431, "headers_too_large", f"request headers exceed {self.max_bytes} bytes"
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+class BodyLimitMiddleware:
+    """Refuses request bodies over `max_bytes` with a 413 envelope, declared or streamed."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        too_large_message = f"request body exceeds {self.max_bytes} bytes"
+        for key, value in scope.get("headers", []):
+            if key == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    await failure(400, "bad_request", "invalid Content-Length")(
+                        scope, receive, send
+                    )
+                    return
+                if declared > self.max_bytes:
+                    await failure(413, "payload_too_large", too_large_message)(scope, receive, send)
+                    return
+        received = 0
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    raise ApiError(413, "payload_too_large", too_large_message)
+            return message
+
+        await self.app(scope, limited_receive, send)
+
+
+@dataclass(frozen=True)
+class PageRequest:
+    limit: int
+    offset: int
+
+
+def encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode().rstrip("=")
+
+
+def parse_page(request: Request) -> PageRequest:
+    """Reads `limit` (1..MAX_LIMIT, default DEFAULT_LIMIT) and an opaque `cursor`."""
+    raw_limit = request.query_params.get("limit")
+    limit = DEFAULT_LIMIT
+    if raw_limit is not None:
+        # isascii: "²".isdigit() is True but int("²") raises; the length cap keeps int() cheap.
+        if not (raw_limit.isascii() and raw_limit.isdigit() and len(raw_limit) <= 9) or not (
+            1 <= int(raw_limit) <= MAX_LIMIT
+        ):
+            raise ApiError(
+                400, "bad_request", f"limit must be a whole number from 1 to {MAX_LIMIT}"
+            )
+        limit = int(raw_limit)
+    offset = 0
+    raw_cursor = request.query_params.get("cursor")
+    if raw_cursor is not None:
+        offset = _decode_cursor(raw_cursor)
+    return PageRequest(limit=limit, offset=offset)
+
+
+def _decode_cursor(cursor: str) -> int:
+    invalid = ApiError(400, "bad_request", "cursor is not one this server issued")
+    if len(cursor) > 64:
+        raise invalid
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise invalid from None
+    prefix, _, number = text.partition(":")
+    if prefix != "o" or not number.isdigit() or len(number) > 12:
+        raise invalid
+    return int(number)
+
+
+def paged(items: Sequence[T], page: PageRequest) -> tuple[list[T], str | None]:
+    chunk = list(items[page.offset : page.offset + page.limit])
+    end = page.offset + len(chunk)
+    return chunk, encode_cursor(end) if end < len(items) else None
+
+
+def ok_page(items: Sequence[Any], request: Request) -> Response:
+    chunk, next_cursor = paged(items, parse_page(request))
+    return ok(chunk, next_cursor=next_cursor)

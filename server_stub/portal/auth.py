@@ -1,0 +1,174 @@
+"""Who is calling: a session bearer token, a verified access-proxy JWT, or nobody.
+
+A credential that is present but does not verify is refused (401), never treated as anonymous, so
+a typo in a token cannot silently show a caller less than they expect.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jwt
+from starlette.requests import Request
+
+from server_stub.http import ApiError, Clock
+from server_stub.portal.models import Principal
+from server_stub.portal.store import Snapshot, token_hash
+
+MAX_CREDENTIAL_CHARS = 4096
+JWT_ALGORITHMS_SECRET = ["HS256"]
+JWT_ALGORITHMS_KEYS = ["RS256", "ES256", "EdDSA"]
+
+
+@dataclass(frozen=True)
+class Caller:
+    principal: Principal | None
+
+    @property
+    def role(self) -> str:
+        return self.principal.role if self.principal else "anonymous"
+
+    @property
+    def kind(self) -> str:
+        return self.principal.kind if self.principal else "anonymous"
+
+    @property
+    def is_human_auditor(self) -> bool:
+        return (
+            self.principal is not None
+            and self.principal.role == "auditor"
+            and (self.principal.kind == "human")
+        )
+
+
+ANONYMOUS = Caller(principal=None)
+
+
+@dataclass(frozen=True)
+class AccessProxyConfig:
+    """How to verify the access proxy's signed assertion (HS256 secret or a JWKS file)."""
+
+    header: str
+    issuer: str
+    audience: str
+    secret: str | None = None
+    jwks: jwt.PyJWKSet | None = None
+
+    @classmethod
+    def from_settings(
+        cls,
+        *,
+        header: str,
+        issuer: str | None,
+        audience: str | None,
+        secret: str | None,
+        jwks_file: Path | None,
+    ) -> AccessProxyConfig | None:
+        if not secret and jwks_file is None:
+            return None
+        if not issuer or not audience:
+            raise ValueError("access-proxy JWTs need both an issuer and an audience to check")
+        if secret and len(secret) < 32:
+            raise ValueError("the access-proxy HS256 secret must be at least 32 characters")
+        jwks = None
+        if jwks_file is not None:
+            try:
+                jwks = jwt.PyJWKSet.from_dict(json.loads(jwks_file.read_text()))
+            except (OSError, ValueError, jwt.PyJWKSetError) as exc:
+                raise ValueError(f"cannot read the JWKS file {jwks_file}: {exc}") from None
+        return cls(
+            header=header, issuer=issuer, audience=audience, secret=secret or None, jwks=jwks
+        )
+
+    def verify(self, assertion: str, now: float) -> dict[str, Any]:
+        """The verified claims, or ApiError(401). Expiry is checked against the injected clock."""
+        try:
+            header = jwt.get_unverified_header(assertion)
+            key: Any
+            if self.jwks is not None and header.get("alg") in JWT_ALGORITHMS_KEYS:
+                key = self._key_for(header.get("kid"))
+                algorithms = JWT_ALGORITHMS_KEYS
+            elif self.secret is not None:
+                key, algorithms = self.secret, JWT_ALGORITHMS_SECRET
+            else:
+                raise jwt.InvalidAlgorithmError("algorithm not accepted")
+            claims: dict[str, Any] = jwt.decode(
+                assertion,
+                key=key,
+                algorithms=algorithms,
+                audience=self.audience,
+                issuer=self.issuer,
+                options={
+                    "require": ["exp", "iss", "aud"],
+                    "verify_exp": False,
+                    "verify_nbf": False,
+                },
+            )
+        except (jwt.PyJWTError, ValueError, TypeError):
+            raise _unauthorized("the access-proxy assertion does not verify") from None
+        if not _time_valid(claims, now):
+            raise _unauthorized("the access-proxy assertion is expired or not yet valid")
+        return claims
+
+    def _key_for(self, kid: object) -> Any:
+        assert self.jwks is not None
+        for candidate in self.jwks.keys:
+            if candidate.key_id == kid:
+                return candidate
+        raise jwt.InvalidKeyError("no key with that id")
+
+
+def _time_valid(claims: dict[str, Any], now: float) -> bool:
+    exp, nbf = claims.get("exp"), claims.get("nbf")
+    if not isinstance(exp, int | float) or isinstance(exp, bool) or now >= exp:
+        return False
+    return nbf is None or (isinstance(nbf, int | float) and now >= nbf)
+
+
+def _unauthorized(message: str) -> ApiError:
+    return ApiError(401, "unauthorized", message)
+
+
+def identify(
+    request: Request, snapshot: Snapshot, clock: Clock, proxy: AccessProxyConfig | None
+) -> Caller:
+    authorization = request.headers.get("authorization")
+    if authorization is not None:
+        return _from_bearer(authorization, snapshot, clock)
+    if proxy is not None:
+        assertion = request.headers.get(proxy.header)
+        if assertion is not None:
+            return _from_assertion(assertion, snapshot, clock, proxy)
+    return ANONYMOUS
+
+
+def _from_bearer(authorization: str, snapshot: Snapshot, clock: Clock) -> Caller:
+    scheme, _, token = authorization.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or len(token) > MAX_CREDENTIAL_CHARS:
+        raise _unauthorized("the Authorization header must be 'Bearer <session token>'")
+    session = snapshot.session_by_hash.get(token_hash(token))
+    if session is None or session.id in snapshot.session_revoked_at:
+        raise _unauthorized("the session token is unknown or revoked")
+    if clock() >= session.expiresAt.timestamp():
+        raise _unauthorized("the session has expired")
+    principal = snapshot.principals.get(session.subject)
+    if principal is None:
+        raise _unauthorized("the session's subject is no longer a principal")
+    return Caller(principal)
+
+
+def _from_assertion(
+    assertion: str, snapshot: Snapshot, clock: Clock, proxy: AccessProxyConfig
+) -> Caller:
+    if len(assertion) > MAX_CREDENTIAL_CHARS:
+        raise _unauthorized("the access-proxy assertion is too long")
+    claims = proxy.verify(assertion.strip(), clock())
+    email = claims.get("email")
+    principal = snapshot.principal_by_email.get(email.lower()) if isinstance(email, str) else None
+    if principal is None:
+        raise _unauthorized("the access-proxy identity is not mapped to a principal")
+    return Caller(principal)

@@ -1,0 +1,31 @@
+"""Runs a stub app under uvicorn with the settings both stubs share."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import uvicorn
+from starlette.types import ASGIApp
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(app: ASGIApp, host: str, port: int, *, log_level: str = "info") -> None:
+    # proxy_headers=False: uvicorn must not rewrite the client address from X-Forwarded-For;
+    # the data service decides that itself (SERVICE_TRUST_PROXY), the portal never trusts it.
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        proxy_headers=False,
+        server_header=False,
+        log_level=log_level,
+        timeout_graceful_shutdown=5,
+    )

@@ -1,0 +1,126 @@
+"""Access-proxy JWTs: verified (HS256 secret or JWKS), mapped to a principal by e-mail."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+from jwt.algorithms import RSAAlgorithm
+from starlette.testclient import TestClient
+
+from server_stub.portal.app import create_app
+from server_stub.portal.settings import PortalSettings
+from tests.portal.conftest import PortalData
+
+SECRET = "s" * 40
+ISSUER = "https://team.access.example.test"
+AUDIENCE = "portal-aud"
+HEADER = "Cf-Access-Jwt-Assertion"
+
+
+def claims(**overrides: Any) -> dict[str, Any]:
+    now = int(time.time())
+    return {
+        "iss": ISSUER,
+        "aud": AUDIENCE,
+        "exp": now + 300,
+        "email": "Alice@Example.test",
+    } | overrides
+
+
+@pytest.fixture
+def hs_client(portal_data: PortalData, monkeypatch: pytest.MonkeyPatch) -> TestClient:
+    monkeypatch.setenv("PORTAL_ACCESS_JWT_SECRET", SECRET)
+    monkeypatch.setenv("PORTAL_ACCESS_JWT_ISSUER", ISSUER)
+    monkeypatch.setenv("PORTAL_ACCESS_JWT_AUDIENCE", AUDIENCE)
+    return TestClient(create_app(portal_data.path, access_proxy=PortalSettings().access_proxy()))
+
+
+def whoami(client: TestClient, assertion: str) -> Any:
+    return client.get("/api/whoami", headers={HEADER: assertion})
+
+
+def test_a_verified_assertion_counts_as_signed_in(hs_client: TestClient) -> None:
+    response = whoami(hs_client, jwt.encode(claims(), SECRET, algorithm="HS256"))
+    assert response.status_code == 200
+    assert response.json()["data"] == {"id": "alice", "kind": "human", "role": "auditor"}
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        pytest.param(jwt.encode(claims(), "w" * 40, algorithm="HS256"), id="wrong-key"),
+        pytest.param(
+            jwt.encode(claims(iss="https://evil.test"), SECRET, algorithm="HS256"), id="issuer"
+        ),
+        pytest.param(jwt.encode(claims(aud="other"), SECRET, algorithm="HS256"), id="audience"),
+        pytest.param(
+            jwt.encode(claims(exp=int(time.time()) - 5), SECRET, algorithm="HS256"), id="expired"
+        ),
+        pytest.param(
+            jwt.encode(claims(nbf=int(time.time()) + 600), SECRET, algorithm="HS256"), id="not-yet"
+        ),
+        pytest.param(
+            jwt.encode(
+                {k: v for k, v in claims().items() if k != "exp"}, SECRET, algorithm="HS256"
+            ),
+            id="no-exp",
+        ),
+        pytest.param(
+            jwt.encode(claims(email="mallory@example.test"), SECRET, algorithm="HS256"),
+            id="unmapped",
+        ),
+        pytest.param(jwt.encode(claims(email=None), SECRET, algorithm="HS256"), id="no-email"),
+        pytest.param(jwt.encode(claims(), None, algorithm="none"), id="alg-none"),
+        pytest.param("not.a.jwt", id="garbage"),
+        pytest.param("", id="empty"),
+    ],
+)
+def test_forged_expired_or_unmapped_assertions_are_401(hs_client: TestClient, token: str) -> None:
+    response = whoami(hs_client, token)
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "unauthorized"
+    assert "alice" not in response.text.lower()
+
+
+def test_without_configuration_the_header_is_ignored(portal_data: PortalData) -> None:
+    client = TestClient(create_app(portal_data.path))
+    assert whoami(client, jwt.encode(claims(), SECRET, algorithm="HS256")).status_code == 403
+
+
+def test_jwks_file_verifies_rs256(portal_data: PortalData, tmp_path: Path) -> None:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    jwk = json.loads(RSAAlgorithm.to_jwk(key.public_key())) | {"kid": "k1", "alg": "RS256"}
+    jwks_file = tmp_path / "jwks.json"
+    jwks_file.write_text(json.dumps({"keys": [jwk]}))
+    settings = PortalSettings(
+        access_jwt_jwks_file=jwks_file, access_jwt_issuer=ISSUER, access_jwt_audience=AUDIENCE
+    )
+    client = TestClient(create_app(portal_data.path, access_proxy=settings.access_proxy()))
+    good = jwt.encode(
+        claims(email="bob@example.test"), key, algorithm="RS256", headers={"kid": "k1"}
+    )
+    assert whoami(client, good).json()["data"]["id"] == "bob"
+    unknown_kid = jwt.encode(claims(), key, algorithm="RS256", headers={"kid": "k2"})
+    assert whoami(client, unknown_kid).status_code == 401
+    other_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    forged = jwt.encode(claims(), other_key, algorithm="RS256", headers={"kid": "k1"})
+    assert whoami(client, forged).status_code == 401
+    # HS256 signed with the public key as the secret: the classic confusion attack.
+    assert whoami(client, jwt.encode(claims(), "x" * 40, algorithm="HS256")).status_code == 401
+
+
+def test_incomplete_configuration_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PORTAL_ACCESS_JWT_SECRET", SECRET)
+    with pytest.raises(ValueError, match="issuer and an audience"):
+        PortalSettings().access_proxy()
+    monkeypatch.setenv("PORTAL_ACCESS_JWT_SECRET", "short")
+    monkeypatch.setenv("PORTAL_ACCESS_JWT_ISSUER", ISSUER)
+    monkeypatch.setenv("PORTAL_ACCESS_JWT_AUDIENCE", AUDIENCE)
+    with pytest.raises(ValueError, match="at least 32"):
+        PortalSettings().access_proxy()
