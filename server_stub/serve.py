@@ -17,6 +17,11 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+# Larger than HeaderLimitMiddleware's limit, so that oversized headers get its 431 envelope
+# rather than h11's bare-text 400; still small enough to bound memory per connection.
+H11_MAX_HEAD_BYTES = 64 * 1024
+
+
 def serve(app: ASGIApp, host: str, port: int, *, log_level: str = "info") -> None:
     # proxy_headers=False: uvicorn must not rewrite the client address from X-Forwarded-For;
     # the data service decides that itself (SERVICE_TRUST_PROXY), the portal never trusts it.
@@ -28,4 +33,5 @@ def serve(app: ASGIApp, host: str, port: int, *, log_level: str = "info") -> Non
         server_header=False,
         log_level=log_level,
         timeout_graceful_shutdown=5,
+        h11_max_incomplete_event_size=H11_MAX_HEAD_BYTES,
     )
