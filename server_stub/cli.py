@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from server_stub.intel.cli import intel
 from server_stub.portal.cli import register as register_portal
 from server_stub.service.cli import register as register_service
 
@@ -27,6 +28,7 @@ admin = typer.Typer(
 )
 app.add_typer(demo_data, name="demo-data")
 app.add_typer(admin, name="admin")
+app.add_typer(intel, name="intel")
 
 register_portal(app, demo_data=demo_data, admin=admin)
 register_service(app, demo_data=demo_data, admin=admin)
