@@ -1,0 +1,91 @@
+"""`svc-portal`: the portal's read-only API as commands, generated from the tool table.
+
+The same app is mounted as `svc-mcp portal ...`. Each command prints the REST `data` as JSON;
+see `portal_tools.terminal` for cursors, errors and exit codes.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Annotated
+
+import typer
+
+from portal_tools.terminal import run_tool
+from portal_tools.tools import PORTAL_TOOLS
+from portal_tools.toolspec import ToolSpec
+
+PROG = "svc-portal"
+
+_GROUP_HELP = {
+    ("catalog",): "The service catalog.",
+    ("mcp",): "Surfaces with an MCP channel.",
+    ("web",): "Surfaces with a web channel.",
+    ("cli",): "Surfaces with a CLI package.",
+    ("page",): "The portal's page layout.",
+    ("audit",): "The merged audit timeline (auditor only).",
+    ("gateway",): "The gateway's access decisions (auditor only).",
+    ("identity",): "Who you are, and the identity audit trails (auditor only).",
+    ("identity", "credential"): "Credential audit trails (auditor only).",
+}
+
+
+def build_app(specs: Sequence[ToolSpec]) -> typer.Typer:
+    """One command per row, at the row's CLI path; groups are created as paths need them."""
+    root = _new_group(f"Read the portal's API: {PROG} <group> <command> [--options].")
+    groups: dict[tuple[str, ...], typer.Typer] = {(): root}
+    for spec in specs:
+        group = _group(groups, spec.cli[:-1])
+        group.command(spec.cli[-1], help=spec.description, short_help=spec.title)(_command(spec))
+    return root
+
+
+def _new_group(help_text: str | None) -> typer.Typer:
+    # pretty_exceptions off: a rich traceback would show local variables, such as a token.
+    return typer.Typer(
+        help=help_text,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+
+
+def _group(groups: dict[tuple[str, ...], typer.Typer], path: tuple[str, ...]) -> typer.Typer:
+    if path not in groups:
+        groups[path] = _new_group(_GROUP_HELP.get(path))
+        _group(groups, path[:-1]).add_typer(groups[path], name=path[-1])
+    return groups[path]
+
+
+def _command(spec: ToolSpec) -> Callable[..., None]:
+    """A typer command whose options are the row's parameters."""
+
+    def command(ctx: typer.Context, **arguments: object) -> None:
+        run_tool(ctx.find_root().info_name or PROG, spec, arguments)
+
+    parameters = [
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+    ]
+    for param in spec.params:
+        option = typer.Option(
+            param.option, help=param.description, min=param.minimum, max=param.maximum
+        )
+        parameters.append(
+            inspect.Parameter(
+                param.name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=None,
+                annotation=Annotated[param.python_type | None, option],
+            )
+        )
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    command.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
+    return command
+
+
+app = build_app(PORTAL_TOOLS)
+
+
+def main(args: Sequence[str] | None = None, prog_name: str = PROG) -> None:
+    app(args=args, prog_name=prog_name)

@@ -1,0 +1,80 @@
+"""Why a tool call failed, one class per kind (DESIGN section 3).
+
+Each message is one line that tells an agent or a person what to do next. No message ever
+contains a token: the client builds them from the status, the server's error message (with the
+token scrubbed) and the names of the environment variables, never their values.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class CallError(Exception):
+    kind: ClassVar[str]
+
+
+class Misconfigured(CallError):
+    """An environment variable has a value the client cannot use."""
+
+    kind = "misconfigured"
+
+
+class Unauthorized(CallError):
+    """401: no credential where one is needed, or one that does not verify."""
+
+    kind = "unauthorized"
+
+
+class Forbidden(CallError):
+    """403: the caller's identity lacks the role the endpoint needs."""
+
+    kind = "forbidden"
+
+
+class NotFound(CallError):
+    """404: the server has no such path (usually the base URL points at the wrong service)."""
+
+    kind = "not_found"
+
+
+class LockedOut(CallError):
+    """429 after repeated failed credentials; never retried automatically."""
+
+    kind = "locked_out"
+
+    def __init__(self, message: str, retry_after: int | None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class RateLimited(CallError):
+    """429 from a global rate limit; never retried automatically."""
+
+    kind = "rate_limited"
+
+    def __init__(self, message: str, retry_after: int | None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class Unreachable(CallError):
+    """No HTTP answer at all: refused, timed out, or the name does not resolve."""
+
+    kind = "unreachable"
+
+    def __init__(self, message: str, base_url: str) -> None:
+        super().__init__(message)
+        self.base_url = base_url
+
+
+class BadRequest(CallError):
+    """400 (or another refusal of the request itself): a bad limit or cursor, for example."""
+
+    kind = "bad_request"
+
+
+class ServerError(CallError):
+    """5xx, or an answer that is not the documented envelope and payload."""
+
+    kind = "server_error"

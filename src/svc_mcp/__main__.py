@@ -1,0 +1,3 @@
+from svc_mcp.cli import main
+
+main()

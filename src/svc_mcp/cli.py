@@ -1,0 +1,203 @@
+"""`svc-mcp`: serve MCP (stdio by default, or `--http`), list the tools, or call one.
+
+    svc-mcp [--toolsets portal,analytics] [--read-only]          serve MCP over stdio
+    svc-mcp --http [--host H] [--port P] [--path /mcp] ...       serve streamable HTTP
+    svc-mcp tools [--json]                                       list the tools
+    svc-mcp <tool_name> [--param value ...]                      call one tool, print its JSON
+    svc-mcp portal <group> <command> ...                         the `svc-portal` commands
+
+Listing and calling never import `mcp` (it takes most of a second to load), so each command
+imports what it needs only when it runs, and the front door is argparse rather than typer (whose
+parameter handling loads pydantic machinery): `svc-mcp tools` stays a small fraction of `import
+mcp.server`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+from portal_tools.exits import fail
+from portal_tools.toolspec import Param, ToolSpec
+from svc_mcp.listing import print_json, print_table
+from svc_mcp.table import TOOLS, TOOLSETS, parse_toolsets, select_tools
+
+PROG = "svc-mcp"
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["portal"]:
+        _run_portal(args[1:])
+        return
+    parser = _parser()
+    options = parser.parse_args(args)
+    _check_serving_options(parser, options)
+    selected = select_tools(toolsets=options.toolsets, read_only=options.read_only)
+    if options.command is None:
+        _serve(selected, options)
+    elif options.command == "tools":
+        _list(selected, as_json=options.json)
+    elif options.command == "portal":
+        _run_portal(options.portal_args)
+    else:
+        _call(options.command, selected, options)
+
+
+def _run_portal(args: Sequence[str]) -> None:
+    from portal_tools.cli import main as portal_main
+
+    portal_main(args, prog_name=f"{PROG} portal")
+
+
+def _list(selected: Sequence[ToolSpec], *, as_json: bool) -> None:
+    if as_json or not sys.stdout.isatty():
+        print_json(selected)
+    else:
+        print_table(selected)
+
+
+def _call(name: str, selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
+    spec = next((spec for spec in selected if spec.name == name), None)
+    if spec is None:
+        fail(PROG, "usage", f"{name} is not among the tools --toolsets/--read-only select")
+    from portal_tools.terminal import run_tool
+
+    run_tool(PROG, spec, {param.name: getattr(options, param.name) for param in spec.params})
+
+
+def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
+    import asyncio
+
+    if not options.http:
+        from svc_mcp.server import serve_stdio
+
+        if sys.stdin.isatty():
+            print(
+                f"{PROG}: serving MCP over stdio for an MCP host; see {PROG} --help",
+                file=sys.stderr,
+            )
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve_stdio(selected))
+        return
+    from svc_mcp.gateway import GatewayOptions, GatewayRefused, serve_http
+
+    defaults = GatewayOptions()
+    gateway = GatewayOptions(
+        host=options.host or defaults.host,
+        port=options.port or defaults.port,
+        path=options.path or defaults.path,
+        allow_remote=options.allow_remote,
+        allowed_hosts=tuple(options.allowed_host),
+    )
+    try:
+        asyncio.run(serve_http(selected, gateway))
+    except GatewayRefused as refusal:
+        fail(PROG, "usage", str(refusal))
+
+
+class _Parser(argparse.ArgumentParser):
+    """Reports a usage error as one line, like every other failure."""
+
+    def error(self, message: str) -> NoReturn:
+        fail(self.prog, "usage", f"{message} (see {self.prog} --help)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="MCP tools for the service portal (and the data service): serve them over "
+        "stdio or HTTP, list them, or call one from the shell.",
+        epilog="Exit codes and the gateway: docs/mcp.md.",
+    )
+    _add_selection(parser, defaults=True)
+    http = parser.add_argument_group("serving over streamable HTTP (instead of stdio)")
+    http.add_argument("--http", action="store_true", help="serve streamable HTTP")
+    http.add_argument("--host", help="address to bind (default 127.0.0.1)")
+    http.add_argument("--port", type=_bounded_int(1, 65535), help="port (default 8765)")
+    http.add_argument("--path", type=_url_path, help="endpoint path (default /mcp)")
+    http.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a non-loopback --host; needs SVC_MCP_GATEWAY_TOKEN",
+    )
+    http.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another Host name clients may use (repeatable)",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="<command>")
+    listing = commands.add_parser("tools", help="list the tools (JSON unless on a terminal)")
+    listing.add_argument("--json", action="store_true", help="print JSON even on a terminal")
+    _add_selection(listing, defaults=False)
+    portal = commands.add_parser("portal", help="the svc-portal commands", add_help=False)
+    portal.add_argument("portal_args", nargs=argparse.REMAINDER)
+    for spec in TOOLS:
+        command = commands.add_parser(spec.name, help=spec.title, description=spec.description)
+        for param in spec.params:
+            command.add_argument(
+                param.option, dest=param.name, type=_param_type(param), help=param.description
+            )
+    return parser
+
+
+def _check_serving_options(parser: argparse.ArgumentParser, options: argparse.Namespace) -> None:
+    given = any(value is not None for value in (options.host, options.port, options.path))
+    if not options.http and (given or options.allow_remote or options.allowed_host):
+        parser.error("--host, --port, --path, --allow-remote and --allowed-host need --http")
+    if options.http and options.command is not None:
+        parser.error("--http serves MCP and takes no command")
+
+
+def _add_selection(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    """--toolsets and --read-only, accepted before the command and after `tools`."""
+    parser.add_argument(
+        "--toolsets",
+        type=_toolsets,
+        default=frozenset(TOOLSETS) if defaults else argparse.SUPPRESS,
+        metavar=",".join(TOOLSETS),
+        help="only the tools of these toolsets (default: all)",
+    )
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        default=False if defaults else argparse.SUPPRESS,
+        help="drop the tools whose readOnlyHint is false",
+    )
+
+
+def _toolsets(text: str) -> frozenset[str]:
+    try:
+        return parse_toolsets(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _param_type(param: Param) -> Callable[[str], object]:
+    if param.json_type == "integer":
+        return _bounded_int(param.minimum, param.maximum)
+    return str
+
+
+def _bounded_int(minimum: int | None, maximum: int | None) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"{value} is not from {minimum} to {maximum}")
+        return value
+
+    return parse
+
+
+def _url_path(text: str) -> str:
+    if not text.startswith("/"):
+        raise argparse.ArgumentTypeError("the path must start with /")
+    return text

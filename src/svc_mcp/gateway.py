@@ -1,0 +1,159 @@
+"""`svc-mcp --http`: the MCP server over streamable HTTP, a small tool gateway (DESIGN section 7).
+
+By default it binds 127.0.0.1; reach it from elsewhere through an SSH tunnel
+(`ssh -N -L 8765:127.0.0.1:8765 host`). The SDK's DNS-rebinding protection answers a foreign
+`Host` with 421 and a foreign `Origin` with 403. A bind beyond loopback is refused unless
+`--allow-remote` is given and `SVC_MCP_GATEWAY_TOKEN` is set; whenever that token is set, every
+request must carry `Authorization: Bearer <token>` (401 otherwise, compared in constant time).
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import uvicorn
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from portal_tools.client import new_http_client
+from portal_tools.settings import read_settings
+from portal_tools.toolspec import ToolSpec
+from svc_mcp.server import build_server
+from svc_mcp.settings import GatewaySettings
+
+MIN_TOKEN_CHARS = 32
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+TUNNEL_HINT = "or keep the loopback default and tunnel: ssh -N -L 8765:127.0.0.1:8765 <host>"
+
+
+class GatewayRefused(Exception):
+    """The gateway will not start with these options; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class GatewayOptions:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    path: str = "/mcp"
+    allow_remote: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+    """Extra Host names (besides loopback and the bound address) clients may use."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def required_token(options: GatewayOptions, token: str | None) -> str | None:
+    """The token requests must carry (None: none), or GatewayRefused for an unsafe setup."""
+    if token is not None and len(token) < MIN_TOKEN_CHARS:
+        raise GatewayRefused(
+            f"SVC_MCP_GATEWAY_TOKEN must be at least {MIN_TOKEN_CHARS} characters of random text"
+        )
+    if is_loopback(options.host):
+        return token
+    if not options.allow_remote:
+        raise GatewayRefused(
+            f"refusing to bind {options.host}, which is not a loopback address: pass "
+            f"--allow-remote and set SVC_MCP_GATEWAY_TOKEN, {TUNNEL_HINT}"
+        )
+    if token is None:
+        raise GatewayRefused(
+            f"--allow-remote needs SVC_MCP_GATEWAY_TOKEN (at least {MIN_TOKEN_CHARS} characters), "
+            f"which every request must then carry as a bearer token; {TUNNEL_HINT}"
+        )
+    return token
+
+
+def transport_security(options: GatewayOptions) -> TransportSecuritySettings:
+    """Accepts loopback names, the bound address and `allowed_hosts`, each with any port."""
+    names = [*LOOPBACK_NAMES, *options.allowed_hosts]
+    if not _is_wildcard(options.host):
+        names.append(options.host)
+    hosts = list(dict.fromkeys(_url_host(name) for name in names))
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[allowed for host in hosts for allowed in (host, f"{host}:*")],
+        allowed_origins=[
+            f"{scheme}://{host}{port}"
+            for host in hosts
+            for scheme in ("http", "https")
+            for port in ("", ":*")
+        ],
+    )
+
+
+def _is_wildcard(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_unspecified
+    except ValueError:
+        return False
+
+
+def _url_host(host: str) -> str:
+    """How a host appears in a URL or Host header: IPv6 addresses in brackets."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+class BearerGate:
+    """Lets a request through only with `Authorization: Bearer <token>`."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.token = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan" or self._authorized(scope):
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        response = JSONResponse(
+            {"error": "unauthorized", "message": "send Authorization: Bearer <gateway token>"},
+            status_code=401,
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+        await response(scope, receive, send)
+
+    def _authorized(self, scope: Scope) -> bool:
+        supplied = dict(scope["headers"]).get(b"authorization", b"")
+        scheme, _, token = supplied.partition(b" ")
+        # compare_digest's time does not depend on where the values differ.
+        return hmac.compare_digest(token.strip(), self.token) and scheme.lower() == b"bearer"
+
+
+async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None:
+    secret = read_settings(GatewaySettings).gateway_token
+    token = required_token(options, secret.get_secret_value() if secret else None)
+    async with new_http_client() as http:
+        app: ASGIApp = build_server(specs, http).streamable_http_app(
+            streamable_http_path=options.path,
+            transport_security=transport_security(options),
+            host=options.host,
+        )
+        if token is not None:
+            app = BearerGate(app, token)
+        config = uvicorn.Config(
+            app,
+            host=options.host,
+            port=options.port,
+            proxy_headers=False,
+            server_header=False,
+            log_level="warning",
+            timeout_graceful_shutdown=5,
+        )
+        guard = "every request needs the gateway token" if token else "loopback only"
+        url = f"http://{_url_host(options.host)}:{options.port}{options.path}"
+        print(f"svc-mcp: serving MCP at {url} ({guard})", file=sys.stderr)
+        await uvicorn.Server(config).serve()

@@ -1,0 +1,97 @@
+"""The MCP server, built from the tool table with the official SDK's `MCPServer`.
+
+Each row becomes a tool with the row's title, description, annotations, input schema (from its
+parameters) and output schema (from its record model). A call runs `call_tool`; a failure comes
+back as a tool error (`isError`) whose text says what to do. This is the only module, with
+`svc_mcp.gateway`, that imports `mcp`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from importlib.metadata import version
+from typing import Any
+
+import httpx
+from mcp.server import MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import ConfigDict, Field, create_model
+
+from portal_tools.calls import call_tool
+from portal_tools.client import new_http_client
+from portal_tools.errors import CallError
+from portal_tools.schemas import output_schema
+from portal_tools.toolspec import ToolSpec
+
+SERVER_NAME = "svc-mcp"
+INSTRUCTIONS = (
+    "Read-only tools for the service portal (portal_*): the service catalog, how to reach each "
+    "service (MCP, web, CLI), the portal page, the caller's identity, and audit trails that "
+    "need the auditor role. Lists are paged: pass next_cursor back as cursor."
+)
+
+
+class _Arguments(ArgModelBase):
+    model_config = ConfigDict(extra="forbid")
+
+
+def build_server(specs: Sequence[ToolSpec], http: httpx.AsyncClient) -> MCPServer[Any]:
+    """An MCPServer serving `specs`; every call goes through the shared `http` client."""
+    return MCPServer(
+        SERVER_NAME,
+        version=version("svc-mcp"),
+        instructions=INSTRUCTIONS,
+        tools=[_tool(spec, http) for spec in specs],
+        log_level="WARNING",
+    )
+
+
+def _tool(spec: ToolSpec, http: httpx.AsyncClient) -> Tool:
+    async def run(**arguments: object) -> CallToolResult:
+        try:
+            result = await call_tool(spec, arguments, http)
+        except CallError as error:
+            text = f"{error.kind}: {error}"
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+        structured = result.structured()
+        text = json.dumps(structured, ensure_ascii=False)
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content=structured
+        )
+
+    return Tool(
+        fn=run,
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        parameters=spec.input_schema(),
+        fn_metadata=FuncMetadata(
+            arg_model=arguments_model(spec), output_schema=output_schema(spec)
+        ),
+        is_async=True,
+        context_kwarg=None,
+        annotations=ToolAnnotations.model_validate(
+            {"title": spec.title, **spec.hints.annotations()}
+        ),
+    )
+
+
+def arguments_model(spec: ToolSpec) -> type[ArgModelBase]:
+    """Validates a call's arguments as `spec.input_schema()` describes them (a number sent as
+    text is accepted too: some MCP clients send every argument as a string)."""
+    fields: dict[str, Any] = {
+        param.name: (
+            param.python_type | None,
+            Field(default=None, ge=param.minimum, le=param.maximum, description=param.description),
+        )
+        for param in spec.params
+    }
+    return create_model(f"{spec.name}_arguments", __base__=_Arguments, **fields)
+
+
+async def serve_stdio(specs: Sequence[ToolSpec]) -> None:
+    async with new_http_client() as http:
+        await build_server(specs, http).run_stdio_async()

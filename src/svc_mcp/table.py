@@ -1,0 +1,42 @@
+"""The one tool table: every tool that `svc-mcp` serves, lists and runs (DESIGN section 2).
+
+Rows are declared next to their backend (`portal_tools.tools`, and the analytics rows on
+`svc_mcp.service.SERVICE`); this is where they meet, and where `--toolsets` and `--read-only`
+choose among them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from portal_tools.tools import PORTAL_TOOLS
+from portal_tools.toolspec import ToolSpec
+
+TOOLS: tuple[ToolSpec, ...] = PORTAL_TOOLS
+TOOLSETS = ("portal", "analytics")
+
+
+def parse_toolsets(text: str) -> frozenset[str]:
+    """`portal,analytics` -> the names; raises ValueError naming what is unknown."""
+    names = frozenset(name.strip() for name in text.split(",") if name.strip())
+    unknown = sorted(names - set(TOOLSETS))
+    if unknown or not names:
+        raise ValueError(
+            f"unknown toolset {', '.join(unknown) or '(none given)'}; choose from "
+            f"{', '.join(TOOLSETS)}"
+        )
+    return names
+
+
+def select_tools(
+    tools: Collection[ToolSpec] = TOOLS,
+    *,
+    toolsets: Collection[str] = TOOLSETS,
+    read_only: bool = False,
+) -> tuple[ToolSpec, ...]:
+    """The rows of the given toolsets; with `read_only`, only those whose readOnlyHint is true."""
+    return tuple(
+        spec
+        for spec in tools
+        if spec.toolset in toolsets and (spec.hints.read_only or not read_only)
+    )

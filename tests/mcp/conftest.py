@@ -1,0 +1,125 @@
+"""Fixtures for the MCP package: a real `svc-stub portal` process with demo data and sessions.
+
+The stub starts once per test session; the MCP servers and gateways start once per module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from unittest import mock
+
+import pytest
+
+from tests.support import free_port, running_server
+
+BIN = Path(sys.executable).parent
+SVC_MCP = str(BIN / "svc-mcp")
+SVC_PORTAL = str(BIN / "svc-portal")
+SVC_STUB = str(BIN / "svc-stub")
+
+SESSIONS = {"auditor": "alice", "reader": "carol", "service_auditor": "audit-bot"}
+"""Callers with a session -> the demo principal it is issued for (alice is a human auditor)."""
+
+_OUR_VARIABLES = ("PORTAL_API_BASE", "PORTAL_SESSION_TOKEN", "SVC_MCP_GATEWAY_TOKEN")
+
+
+@dataclass(frozen=True)
+class PortalStub:
+    base_url: str
+    tokens: Mapping[str, str]
+
+    def headers(self, caller: str) -> dict[str, str]:
+        token = self.tokens.get(caller)
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+    def env(self, caller: str = "anonymous", **extra: str) -> dict[str, str]:
+        """The variables a client process needs to call the stub as `caller`."""
+        variables = {"PORTAL_API_BASE": self.base_url, **extra}
+        if caller in self.tokens:
+            variables["PORTAL_SESSION_TOKEN"] = self.tokens[caller]
+        return variables
+
+
+def process_env(variables: Mapping[str, str]) -> dict[str, str]:
+    """This process's environment without our variables, plus `variables`."""
+    inherited = {k: v for k, v in os.environ.items() if k not in _OUR_VARIABLES}
+    return {**inherited, **variables}
+
+
+def run_command(
+    args: Sequence[str], variables: Mapping[str, str]
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        list(args), env=process_env(variables), capture_output=True, text=True, timeout=60
+    )
+
+
+def run_commands(
+    commands: Sequence[tuple[Sequence[str], Mapping[str, str]]],
+) -> list[subprocess.CompletedProcess[str]]:
+    """Runs independent commands a few at a time (each mostly waits on imports)."""
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        return list(pool.map(lambda command: run_command(*command), commands))
+
+
+@dataclass(frozen=True)
+class CliRun:
+    """What a CLI did when run in this process: exit code and output."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_in_process(
+    main: Callable[[Sequence[str]], None], args: Sequence[str], variables: Mapping[str, str]
+) -> CliRun:
+    """Runs a CLI's `main(args)` here, with `variables` as our part of the environment.
+
+    Much faster than a process per call; `test_mcp_cli` covers the real console scripts.
+    """
+    stdout, stderr = io.StringIO(), io.StringIO()
+    returncode = 0
+    with (
+        mock.patch.dict(os.environ),
+        contextlib.redirect_stdout(stdout),
+        contextlib.redirect_stderr(stderr),
+    ):
+        for name in _OUR_VARIABLES:
+            os.environ.pop(name, None)
+        os.environ.update(variables)
+        try:
+            main(args)
+        except SystemExit as exit_:
+            returncode = exit_.code if isinstance(exit_.code, int) else 1
+    return CliRun(returncode, stdout.getvalue(), stderr.getvalue())
+
+
+@pytest.fixture(scope="session")
+def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PortalStub]:
+    root = tmp_path_factory.mktemp("mcp-portal")
+    data = root / "data"
+    subprocess.run([SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True)
+    issue = [SVC_STUB, "admin", "portal", "issue-session", "--ttl", "1h", "--data", str(data)]
+    tokens = {
+        caller: subprocess.run(
+            [*issue, "--subject", subject], check=True, capture_output=True, text=True
+        ).stdout.strip()
+        for caller, subject in SESSIONS.items()
+    }
+    port = free_port()
+    with running_server(
+        ["-m", "server_stub", "portal", "--data", str(data), "--port", str(port)],
+        port=port,
+        log_path=root / "portal.log",
+        ready_path="/api/page",
+    ) as server:
+        yield PortalStub(base_url=server.base_url, tokens=tokens)

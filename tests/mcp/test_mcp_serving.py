@@ -1,0 +1,64 @@
+"""`svc-mcp` over stdio with the official MCP client: the flags that choose the tools, and tool
+errors for arguments outside the input schema."""
+
+from __future__ import annotations
+
+import asyncio
+
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.types import CallToolResult
+
+from portal_tools.tools import PORTAL_TOOLS
+from tests.mcp.conftest import SVC_MCP, PortalStub
+
+
+async def listed_and_called(
+    variables: dict[str, str], args: list[str], calls: list[tuple[str, dict[str, object]]]
+) -> tuple[list[str], list[CallToolResult]]:
+    server = StdioServerParameters(command=SVC_MCP, args=args, env=variables)
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = await session.list_tools()
+        results = [await session.call_tool(name, arguments) for name, arguments in calls]
+        return [tool.name for tool in tools.tools], results
+
+
+def test_toolsets_and_read_only_choose_what_is_served(portal: PortalStub) -> None:
+    """No analytics rows exist yet and every portal row is read-only (the table's own tests show
+    --read-only dropping a writing row)."""
+
+    async def three_servers() -> list[list[str]]:
+        runs = await asyncio.gather(
+            listed_and_called(portal.env(), ["--toolsets", "analytics"], []),
+            listed_and_called(portal.env(), ["--read-only"], []),
+            listed_and_called(portal.env(), ["--toolsets", "portal", "--read-only"], []),
+        )
+        return [names for names, _ in runs]
+
+    analytics, read_only, portal_read_only = asyncio.run(three_servers())
+    every_portal_tool = [spec.name for spec in PORTAL_TOOLS]
+    assert analytics == []
+    assert read_only == every_portal_tool
+    assert portal_read_only == every_portal_tool
+
+
+def test_arguments_outside_the_schema_are_tool_errors(portal: PortalStub) -> None:
+    calls: list[tuple[str, dict[str, object]]] = [
+        ("portal_catalog", {"limit": 0}),
+        ("portal_catalog", {"offset": 5}),
+        ("portal_catalog", {"cursor": "!!"}),
+        ("portal_catalog", {"limit": "1"}),
+    ]
+    _, (too_small, unknown, bad_cursor, numeric_text) = asyncio.run(
+        listed_and_called(portal.env(), [], calls)
+    )
+    for result, says in (
+        (too_small, "greater than or equal to 1"),
+        (unknown, "Extra inputs are not permitted"),
+        (bad_cursor, "bad_request: the portal refused GET /api/catalog: HTTP 400"),
+    ):
+        assert result.is_error
+        assert says in result.content[0].text  # type: ignore[union-attr]
+    assert not numeric_text.is_error
+    assert numeric_text.structured_content is not None
+    assert len(numeric_text.structured_content["result"]) == 1

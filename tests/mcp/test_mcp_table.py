@@ -1,0 +1,121 @@
+"""The tool table itself: the spec's rows and CLI paths, the schemas, and the selection flags."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jsonschema
+import pydantic
+import pytest
+
+from portal_tools.schemas import output_schema
+from portal_tools.tools import PORTAL, PORTAL_TOOLS
+from portal_tools.toolspec import READ_ONLY, Hints, ToolSpec
+from svc_mcp.server import arguments_model
+from svc_mcp.table import TOOLS, parse_toolsets, select_tools
+
+SPEC_ROWS = {
+    # tool -> (path, svc-portal command), as spec 1 section 4 names them
+    "portal_catalog": ("/api/catalog", "catalog list"),
+    "portal_mcp": ("/api/mcp", "mcp list"),
+    "portal_web": ("/api/web", "web list"),
+    "portal_cli": ("/api/cli", "cli list"),
+    "portal_page": ("/api/page", "page get"),
+    "portal_audit": ("/api/audit", "audit list"),
+    "portal_gateway_audit": ("/api/gateway-audit", "gateway audit"),
+    "portal_grants": ("/api/grants", "identity grants"),
+    "portal_revokes": ("/api/revokes", "identity revokes"),
+    "portal_whoami": ("/api/whoami", "identity whoami"),
+    "portal_sessions": ("/api/sessions", "identity sessions"),
+    "portal_credentials": ("/api/credentials", "identity credentials"),
+    "portal_credential_revokes": ("/api/credential-revokes", "identity credential revokes"),
+}
+OBJECT_PAYLOADS = {"portal_page", "portal_whoami"}
+
+
+def test_the_portal_rows_are_the_specs() -> None:
+    rows = {spec.name: (spec.path, " ".join(spec.cli)) for spec in PORTAL_TOOLS}
+    assert rows == SPEC_ROWS
+    assert TOOLS == PORTAL_TOOLS
+    for spec in PORTAL_TOOLS:
+        assert spec.method == "GET"
+        assert spec.backend is PORTAL
+        assert spec.toolset == "portal"
+        assert spec.hints == READ_ONLY
+        assert spec.many == (spec.name not in OBJECT_PAYLOADS)
+        assert [param.name for param in spec.params] == (["limit", "cursor"] if spec.many else [])
+
+
+def test_descriptions_say_what_comes_back_and_who_may_ask() -> None:
+    for spec in PORTAL_TOOLS:
+        assert len(spec.description) > 120, spec.name
+        if spec.many:
+            assert "next_cursor" in spec.description
+        if spec.access.startswith("the auditor role"):
+            assert "auditor role with a human session" in spec.description
+
+
+@pytest.mark.parametrize("spec", PORTAL_TOOLS, ids=lambda spec: spec.name)
+def test_schemas_are_valid_json_schema(spec: ToolSpec) -> None:
+    jsonschema.Draft202012Validator.check_schema(spec.input_schema())
+    schema = output_schema(spec)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["type"] == "object"
+    if spec.many:
+        assert schema["required"] == ["result"]
+        assert set(schema["properties"]) == {"result", "next_cursor"}
+
+
+def test_a_record_schema_names_its_wire_fields() -> None:
+    sessions = next(spec for spec in PORTAL_TOOLS if spec.name == "portal_sessions")
+    record = output_schema(sessions)["$defs"]["SessionRecord"]
+    assert set(record["properties"]) == {"id", "subject", "createdAt", "expiresAt", "revokedAt"}
+    assert record["required"] == ["id", "subject", "createdAt", "expiresAt"]
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [{"limit": 0}, {"limit": 1001}, {"limit": "many"}, {"cursor": 5}, {"offset": 3}],
+)
+def test_mcp_arguments_outside_the_input_schema_are_refused(arguments: dict[str, object]) -> None:
+    catalog = PORTAL_TOOLS[0]
+    with pytest.raises(pydantic.ValidationError):
+        arguments_model(catalog).model_validate(arguments)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(arguments, catalog.input_schema())
+
+
+def test_mcp_arguments_inside_the_input_schema_are_accepted() -> None:
+    catalog = PORTAL_TOOLS[0]
+    for arguments in ({}, {"limit": 1}, {"limit": 1000, "cursor": "bzoy"}):
+        jsonschema.validate(arguments, catalog.input_schema())
+        assert (
+            arguments_model(catalog).model_validate(arguments).model_dump(exclude_none=True)
+            == arguments
+        )
+
+
+WRITER = dataclasses.replace(
+    PORTAL_TOOLS[0],
+    name="submit_something",
+    toolset="analytics",
+    hints=Hints(read_only=False, destructive=False, idempotent=True, open_world=False),
+)
+
+
+def test_selection_by_toolset_and_read_only() -> None:
+    table = (*PORTAL_TOOLS, WRITER)
+    assert select_tools(table) == table
+    assert select_tools(table, read_only=True) == PORTAL_TOOLS
+    assert select_tools(table, toolsets={"analytics"}) == (WRITER,)
+    assert select_tools(table, toolsets={"analytics"}, read_only=True) == ()
+    assert select_tools(table, toolsets={"portal"}) == PORTAL_TOOLS
+
+
+def test_toolset_names_are_checked() -> None:
+    assert parse_toolsets("portal, analytics") == {"portal", "analytics"}
+    assert parse_toolsets("analytics") == {"analytics"}
+    with pytest.raises(ValueError, match="unknown toolset billing; choose from portal, analytics"):
+        parse_toolsets("portal,billing")
+    with pytest.raises(ValueError, match="none given"):
+        parse_toolsets(",")
