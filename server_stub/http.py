@@ -98,7 +98,7 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
         headers["Allow"] = ", ".join(m for m in order if m in allowed)
         message = f"{request.method} is not allowed here; allowed: {headers['Allow']}"
     elif exc.status_code == 404:
-        message = f"no such resource: {request.url.path}"
+        message = "no resource at this path; see the API reference for the routes"
     elif exc.status_code == 413:
         message = f"request body exceeds {MAX_BODY_BYTES} bytes"
     else:

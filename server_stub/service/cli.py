@@ -2,8 +2,157 @@
 
 from __future__ import annotations
 
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from server_stub.service import admin as admin_commands
+from server_stub.service.demo_data import DemoDataExists, write_demo_database
+from server_stub.service.settings import StartupRefused, check_bind, load_settings
+
+EXIT_REFUSED = 2
+
+DbOption = Annotated[
+    Path,
+    typer.Option("--db", help="SQLite database file of the data service.", dir_okay=False),
+]
+ReasonOption = Annotated[
+    str | None, typer.Option("--reason", help="Why; recorded in the event log.")
+]
+
+
+def _fail(message: str, code: int = EXIT_REFUSED) -> typer.Exit:
+    typer.echo(f"svc-stub: {message}", err=True)
+    return typer.Exit(code)
+
+
+def configure_logging() -> None:
+    """Plain lines on stderr; security and access events are already one JSON object each."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    # Record fields nobody prints, skipped as the logging docs suggest ("Optimization"): this
+    # process owns its logging, and an access line per request should cost little.
+    logging._srcfile = None  # no caller frame lookup per record
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
+
+
+def serve(
+    db: Annotated[
+        Path | None,
+        typer.Option(
+            "--db", help="SQLite database file (default: $SERVICE_DB_PATH).", dir_okay=False
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.", min=0, max=65535)] = 8080,
+    insecure_open: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-open",
+            help="Allow a non-loopback bind with auth disabled (empty SERVICE_API_TOKEN).",
+        ),
+    ] = False,
+    access_log: Annotated[
+        bool, typer.Option(help="Log one JSON line per request (never credentials).")
+    ] = True,
+) -> None:
+    """Run the data service stub (HTTP API, auth, brute-force guard, HTML shell)."""
+    import uvicorn
+
+    from server_stub.service.app import create_app
+
+    try:
+        settings = load_settings(**({"db_path": db} if db is not None else {}))
+        warnings = check_bind(settings, host, insecure_open=insecure_open)
+    except StartupRefused as exc:
+        raise _fail(str(exc)) from None
+    if settings.db_path is None:
+        raise _fail("no database: pass --db PATH or set SERVICE_DB_PATH")
+    for warning in warnings:
+        typer.echo(warning, err=True)
+    configure_logging()
+    if not access_log:
+        logging.getLogger("server_stub.access").setLevel(logging.WARNING)
+    config = uvicorn.Config(
+        create_app(settings),
+        host=host,
+        port=port,
+        # The guard resolves the client address itself (SERVICE_TRUST_PROXY); uvicorn must not
+        # rewrite the peer from X-Forwarded-For before it does.
+        proxy_headers=False,
+        forwarded_allow_ips="",
+        server_header=False,
+        # uvicorn's access line includes the query string; ours logs no request data that could
+        # carry a credential.
+        access_log=False,
+        log_config=None,
+        lifespan="off",
+        timeout_graceful_shutdown=5,
+    )
+    uvicorn.Server(config).run()
+
+
+def demo(
+    db: DbOption,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
+) -> None:
+    """Write the deterministic demo data set of the data service."""
+    try:
+        summary = write_demo_database(db, force=force)
+    except DemoDataExists as exc:
+        raise _fail(str(exc), 1) from None
+    typer.echo(
+        f"wrote {db}: {summary.symbols} symbols, {summary.positions} positions, "
+        f"{summary.orders} orders, {summary.fills} fills, {summary.pnl_days} days of P&L, "
+        f"{summary.risk_limits} risk limits, {summary.events} events"
+    )
+
+
+def _run_admin(action: str, db: Path, reason: str | None) -> None:
+    commands = {
+        "pause": admin_commands.pause,
+        "resume": admin_commands.resume,
+        "flatten": admin_commands.flatten,
+    }
+    command = commands[action]
+    try:
+        result = command(db, reason=reason) if reason else command(db)
+    except admin_commands.AdminError as exc:
+        raise _fail(str(exc), 1) from None
+    typer.echo(result.message)
+
+
+def admin_pause(db: DbOption, reason: ReasonOption = None) -> None:
+    """Pause trading: the daemon places no new orders."""
+    _run_admin("pause", db, reason)
+
+
+def admin_resume(db: DbOption, reason: ReasonOption = None) -> None:
+    """Resume trading after a pause or flatten."""
+    _run_admin("resume", db, reason)
+
+
+def admin_flatten(db: DbOption, reason: ReasonOption = None) -> None:
+    """Cancel working orders, close every position at its mark, and pause trading."""
+    _run_admin("flatten", db, reason)
 
 
 def register(app: typer.Typer, *, demo_data: typer.Typer, admin: typer.Typer) -> None:
     """Adds the data service's commands to `svc-stub`."""
+    app.command("service")(serve)
+    demo_data.command("service")(demo)
+    service_admin = typer.Typer(
+        help="Local control of the data service: pause, resume, flatten.", no_args_is_help=True
+    )
+    service_admin.command("pause")(admin_pause)
+    service_admin.command("resume")(admin_resume)
+    service_admin.command("flatten")(admin_flatten)
+    admin.add_typer(service_admin, name="service")

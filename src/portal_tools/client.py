@@ -80,7 +80,7 @@ async def fetch(
             method, connection.base_url + path, params=query, headers=connection.headers()
         )
     except httpx.TransportError as exc:
-        raise _unreachable(connection, exc) from None
+        raise _unreachable(connection, exc, http.timeout.read) from None
     envelope = _envelope(response)
     if response.is_success and envelope is not None and envelope["ok"] and "data" in envelope:
         next_cursor = envelope.get("next_cursor")
@@ -99,11 +99,13 @@ def _envelope(response: httpx.Response) -> dict[str, Any] | None:
     return None
 
 
-def _unreachable(connection: Connection, exc: httpx.TransportError) -> Unreachable:
+def _unreachable(
+    connection: Connection, exc: httpx.TransportError, read_timeout: float | None
+) -> Unreachable:
     if isinstance(exc, httpx.ConnectTimeout):
         reason = "the connection timed out"
-    elif isinstance(exc, httpx.TimeoutException):
-        reason = f"no answer within {TIMEOUT_SECONDS:g} s"
+    elif isinstance(exc, httpx.TimeoutException) and read_timeout is not None:
+        reason = f"no answer within {read_timeout:g} s"
     else:
         reason = connection.scrub(str(exc)) or type(exc).__name__
     return Unreachable(

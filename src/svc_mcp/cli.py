@@ -33,6 +33,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args[:1] == ["portal"]:
         _run_portal(args[1:])
         return
+    if args[:1] and args[0] in SETUP_COMMANDS:
+        _run_setup(args)
+        return
     parser = _parser()
     options = parser.parse_args(args)
     _check_serving_options(parser, options)
@@ -51,6 +54,37 @@ def _run_portal(args: Sequence[str]) -> None:
     from portal_tools.cli import main as portal_main
 
     portal_main(args, prog_name=f"{PROG} portal")
+
+
+# --- install, uninstall, doctor: a typer app of their own (svc_mcp.setup_cli), loaded only when
+# one of them runs; argparse here only lists them in --help.
+SETUP_COMMANDS = {
+    "install": "add svc-mcp to an MCP host's configuration",
+    "uninstall": "remove svc-mcp from an MCP host's configuration",
+    "doctor": "check settings, backends, tokens and MCP hosts",
+}
+
+
+def _run_setup(args: Sequence[str]) -> None:
+    from svc_mcp.setup_cli import main as setup_main
+
+    setup_main(args, prog_name=PROG)
+
+
+def _add_setup_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
+    for name, help_text in SETUP_COMMANDS.items():
+        command = commands.add_parser(name, help=help_text, add_help=False)
+        command.add_argument("setup_args", nargs=argparse.REMAINDER, action=_SetupFirst)
+
+
+class _SetupFirst(argparse.Action):
+    """Reached only for `svc-mcp --read-only install ...`: nothing may come before them."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> NoReturn:
+        parser.error(f"options of {PROG} itself cannot come before {parser.prog.split()[-1]}")
+
+
+# --- end of install, uninstall, doctor
 
 
 def _list(selected: Sequence[ToolSpec], *, as_json: bool) -> None:
@@ -137,6 +171,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_selection(listing, defaults=False)
     portal = commands.add_parser("portal", help="the svc-portal commands", add_help=False)
     portal.add_argument("portal_args", nargs=argparse.REMAINDER)
+    _add_setup_commands(commands)
     for spec in TOOLS:
         command = commands.add_parser(spec.name, help=spec.title, description=spec.description)
         for param in spec.params:

@@ -1,0 +1,44 @@
+"""Builds the data service's ASGI application."""
+
+from __future__ import annotations
+
+import time
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+
+from server_stub.http import (
+    BodyLimitMiddleware,
+    Clock,
+    HeaderLimitMiddleware,
+    envelope_exception_handlers,
+)
+from server_stub.service.auth import Authenticator
+from server_stub.service.db import ServiceDatabase
+from server_stub.service.middleware import AccessLogMiddleware
+from server_stub.service.routes import ServiceRoutes
+from server_stub.service.settings import ServiceSettings
+
+
+def create_app(
+    settings: ServiceSettings,
+    *,
+    clock: Clock = time.monotonic,
+    authenticator: Authenticator | None = None,
+) -> Starlette:
+    """The service app; `clock` drives the guard and the sessions (tests pass a fake one)."""
+    auth = authenticator if authenticator is not None else Authenticator(settings, clock=clock)
+    routes = ServiceRoutes(auth, ServiceDatabase(settings.db_path))
+    app = Starlette(
+        routes=routes.routes(),
+        middleware=[
+            Middleware(AccessLogMiddleware),
+            Middleware(HeaderLimitMiddleware),
+            Middleware(BodyLimitMiddleware),
+        ],
+        exception_handlers=envelope_exception_handlers(),
+    )
+    # "/api/v1/system/" is not a route: answer 404, not a redirect to somewhere else.
+    app.router.redirect_slashes = False
+    app.state.authenticator = auth
+    return app

@@ -1,0 +1,276 @@
+"""Token and session authentication in front of the guard (spec 2, sections 5 and 7).
+
+Every credential check goes through `Authenticator`, which decides in this order:
+1. auth disabled (empty token): everyone is in, the guard is not consulted;
+2. the client address is locked: 429 `locked_out`, and nothing presented is checked or counted;
+3. a header token (`Authorization: Bearer` first, else `X-API-Token`) is compared in constant time;
+   a wrong one is a counted failure (401, or 429 on the failure that locks);
+4. else a `svc_session` cookie naming a live session authenticates; an unknown or expired one
+   counts as no credential (a restarted server forgets its sessions; that is no attack);
+5. no credential: 401 `unauthorized`, not counted.
+
+A passkey login (a later addition) calls `admit_login`, then `failed_credential` or
+`successful_login` exactly like the token login does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+from dataclasses import dataclass
+from enum import StrEnum
+from urllib.parse import urlsplit
+
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import Response
+
+from server_stub.http import ApiError, Clock
+from server_stub.service.client_ip import client_address, forwarded_for_values
+from server_stub.service.guard import BruteForceGuard, LoginFloodLimit
+from server_stub.service.security_log import security_event
+from server_stub.service.sessions import SESSION_COOKIE, SessionStore
+from server_stub.service.settings import ServiceSettings
+
+READ_METHODS = frozenset({"GET", "HEAD"})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class Via(StrEnum):
+    DISABLED = "disabled"
+    NONE = "none"
+    SESSION = "session"
+    AUTHORIZATION = "authorization"
+    X_API_TOKEN = "x-api-token"  # noqa: S105 (a header name)
+    LOGIN = "login"
+    PASSKEY = "passkey"
+
+
+@dataclass(frozen=True)
+class Authentication:
+    authenticated: bool
+    via: Via
+
+
+def _digest(value: str) -> bytes:
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).digest()
+
+
+def unauthorized(message: str) -> ApiError:
+    return ApiError(401, "unauthorized", message, {"WWW-Authenticate": 'Bearer realm="svc"'})
+
+
+def locked_out(retry_after: int) -> ApiError:
+    return ApiError(
+        429,
+        "locked_out",
+        f"too many failed credentials from this address; retry after {retry_after} seconds",
+        {"Retry-After": str(retry_after)},
+    )
+
+
+def rate_limited(retry_after: int) -> ApiError:
+    return ApiError(
+        429,
+        "rate_limited",
+        f"too many login attempts on this server; retry after {retry_after} seconds",
+        {"Retry-After": str(retry_after)},
+    )
+
+
+MISSING_CREDENTIAL = (
+    "authentication required: send 'Authorization: Bearer <token>' or 'X-API-Token: <token>' "
+    "(the value of SERVICE_API_TOKEN), or log in at POST /api/v1/auth/login"
+)
+WRONG_CREDENTIAL = "the presented token is not valid"
+
+
+class Authenticator:
+    def __init__(
+        self,
+        settings: ServiceSettings,
+        *,
+        clock: Clock = time.monotonic,
+        guard: BruteForceGuard | None = None,
+        flood: LoginFloodLimit | None = None,
+        sessions: SessionStore | None = None,
+    ) -> None:
+        self.settings = settings
+        token = settings.api_token.get_secret_value()
+        self.auth_required = bool(token)
+        self._token_digest = _digest(token) if token else b""
+        self.guard = guard if guard is not None else BruteForceGuard(clock)
+        self.flood = flood if flood is not None else LoginFloodLimit(clock)
+        self.sessions = sessions if sessions is not None else SessionStore(clock)
+        self._configured_origin = _origin_key(settings.webauthn_origin or "")
+
+    def client_address(self, connection: HTTPConnection) -> str:
+        peer = connection.scope.get("client")
+        return client_address(
+            peer[0] if peer else None,
+            forwarded_for_values(connection.scope.get("headers", [])),
+            trust_proxy=self.settings.trust_proxy,
+            hops=self.settings.trusted_proxy_hops,
+        )
+
+    def token_matches(self, presented: str) -> bool:
+        # Digests have equal length whatever was presented, so the comparison time reveals nothing.
+        return hmac.compare_digest(_digest(presented), self._token_digest)
+
+    def authenticate(
+        self, request: Request, *, credential_optional: bool = False
+    ) -> Authentication:
+        """Who is calling; raises 401/429 as described in the module docstring.
+
+        With `credential_optional` (the auth status route), a request that presents nothing is
+        answered as unauthenticated instead of refused, even from a locked address.
+        """
+        if not self.auth_required:
+            return Authentication(True, Via.DISABLED)
+        header_credential = _header_credential(request)
+        session_id = None if header_credential else request.cookies.get(SESSION_COOKIE)
+        if header_credential is None and not session_id and credential_optional:
+            return Authentication(False, Via.NONE)
+        if self.guard.has_locks:
+            self.refuse_if_locked(self.client_address(request))
+        if header_credential is not None:
+            via, presented = header_credential
+            if presented is not None and self.token_matches(presented):
+                return Authentication(True, via)
+            raise self.failed_credential(self.client_address(request), via)
+        if session_id and self.sessions.is_valid(session_id):
+            return Authentication(True, Via.SESSION)
+        if credential_optional:
+            return Authentication(False, Via.NONE)
+        raise unauthorized(MISSING_CREDENTIAL)
+
+    def authenticate_write(self, request: Request) -> Authentication:
+        """`authenticate` for a state-changing route: a cookie-authenticated call needs a
+        same-origin `Origin`, so another site cannot ride the browser's session."""
+        authentication = self.authenticate(request)
+        if authentication.via is Via.SESSION:
+            self.require_same_origin(request)
+        return authentication
+
+    def refuse_if_locked(self, client: str) -> None:
+        retry_after = self.guard.retry_after(client)
+        if retry_after is not None:
+            raise locked_out(retry_after)
+
+    def admit_login(self, client: str) -> None:
+        """Lockout first (a locked address spends none of the shared budget), then the flood
+        limit."""
+        self.refuse_if_locked(client)
+        retry_after = self.flood.admit(client)
+        if retry_after is not None:
+            raise rate_limited(retry_after)
+
+    def failed_credential(self, client: str, via: Via) -> ApiError:
+        """Counts a wrong credential and returns the error to answer with."""
+        outcome = self.guard.record_failure(client, via=via.value)
+        if outcome.retry_after is not None:
+            return locked_out(outcome.retry_after)
+        return unauthorized(WRONG_CREDENTIAL)
+
+    def successful_login(self, client: str, via: Via) -> None:
+        self.guard.record_success(client)
+        security_event("login", client, "credential_accepted", via=via.value)
+
+    def start_session(self, request: Request, response: Response) -> None:
+        """Sets a fresh `svc_session`; a session the browser already had is ended (no fixation)."""
+        previous = request.cookies.get(SESSION_COOKIE)
+        if previous:
+            self.sessions.end(previous)
+        response.set_cookie(
+            SESSION_COOKIE,
+            self.sessions.create(),
+            max_age=int(self.sessions.lifetime_seconds),
+            path="/",
+            secure=self._is_secure(request),
+            httponly=True,
+            samesite="strict",
+        )
+
+    def end_session(self, request: Request, response: Response) -> bool:
+        session_id = request.cookies.get(SESSION_COOKIE)
+        ended = bool(session_id) and self.sessions.end(session_id or "")
+        response.delete_cookie(
+            SESSION_COOKIE,
+            path="/",
+            secure=self._is_secure(request),
+            httponly=True,
+            samesite="strict",
+        )
+        if ended:
+            security_event("logout", self.client_address(request), "session_ended")
+        return ended
+
+    def require_same_origin(self, request: Request) -> None:
+        origin = request.headers.get("origin")
+        if origin is None or not self.is_allowed_origin(request, origin):
+            security_event("origin_refused", self.client_address(request), "cross_origin_post")
+            raise ApiError(
+                403,
+                "forbidden",
+                "a cookie-authenticated request must come from this site (same-origin Origin)",
+            )
+
+    def refuse_foreign_origin(self, request: Request) -> None:
+        """For login: browsers always send Origin on POST, so a foreign one is another site's
+        page trying to spend this visitor's failure budget. Scripts send none and pass."""
+        origin = request.headers.get("origin")
+        if origin is not None and not self.is_allowed_origin(request, origin):
+            security_event("origin_refused", self.client_address(request), "cross_origin_login")
+            raise ApiError(403, "forbidden", "login must come from this site's own pages")
+
+    def is_allowed_origin(self, request: Request, origin: str) -> bool:
+        presented = _origin_key(origin)
+        if presented is None:
+            return False
+        if presented == self._configured_origin:
+            return True
+        host = request.headers.get("host")
+        return host is not None and presented == _origin_key(f"{request.url.scheme}://{host}")
+
+    def _is_secure(self, request: Request) -> bool:
+        if request.url.scheme == "https":
+            return True
+        # Behind a TLS edge the connection is plain http, but the browser is on the configured
+        # https origin; the cookie must then be Secure too.
+        configured = self._configured_origin
+        origin = request.headers.get("origin")
+        return (
+            configured is not None
+            and configured[0] == "https"
+            and origin is not None
+            and _origin_key(origin) == configured
+        )
+
+
+def _header_credential(request: Request) -> tuple[Via, str | None] | None:
+    """The presented header token: (where, value), value None when the header is malformed."""
+    authorization = request.headers.get("authorization", "").strip()
+    if authorization:
+        scheme, _, value = authorization.partition(" ")
+        value = value.strip()
+        if scheme.lower() == "bearer" and value:
+            return Via.AUTHORIZATION, value
+        return Via.AUTHORIZATION, None
+    api_token = request.headers.get("x-api-token", "").strip()
+    if api_token:
+        return Via.X_API_TOKEN, api_token
+    return None
+
+
+def _origin_key(origin: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) with default ports filled in, or None when not an http(s) origin."""
+    try:
+        parts = urlsplit(origin.strip().lower())
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname:
+        return None
+    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
+        return None
+    return parts.scheme, parts.hostname, port or _DEFAULT_PORTS[parts.scheme]

@@ -1,0 +1,85 @@
+"""Which address a request is counted under by the brute-force guard (spec 2, section 5, rule 7).
+
+With proxy trust off, only the TCP peer counts and `X-Forwarded-For` is ignored entirely. With it
+on, all `X-Forwarded-For` headers are joined into one append chain and the entry `hops` from the
+right is used: entries left of it may be written by anyone and are ignored. A missing or too short
+chain, or a selected entry that is not an IP address, falls back to the peer (the proxy), so those
+clients share one bucket: fail closed.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+from collections.abc import Iterable
+
+FORWARDED_FOR = b"x-forwarded-for"
+
+
+@functools.lru_cache(maxsize=4096)
+def normalize_address(entry: str) -> str | None:
+    """One canonical text per address, or None when `entry` is not one.
+
+    Accepts `1.2.3.4`, `1.2.3.4:5678`, `::1`, `[::1]`, `[::1]:443`, IPv4-mapped IPv6 (reported as
+    IPv4) and zone ids (dropped, so one host cannot spread itself over many buckets).
+    """
+    text = entry.strip()
+    if text.startswith("["):
+        closing = text.find("]")
+        if closing == -1 or not _is_port_suffix(text[closing + 1 :]):
+            return None
+        text = text[1:closing]
+    elif text.count(":") == 1:
+        text, _, port = text.partition(":")
+        if not port.isascii() or not port.isdigit():
+            return None
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        if address.scope_id is not None:
+            address = ipaddress.IPv6Address(int(address))
+    return str(address)
+
+
+def _is_port_suffix(rest: str) -> bool:
+    if not rest:
+        return True
+    return rest.startswith(":") and rest[1:].isascii() and rest[1:].isdigit()
+
+
+def forwarded_chain(header_values: Iterable[str]) -> list[str]:
+    """All `X-Forwarded-For` values as one list, in order; empty elements are ignored (RFC 9110)."""
+    return [item for value in header_values for item in value.split(",") if item.strip()]
+
+
+def client_address(
+    peer: str | None,
+    forwarded_for: Iterable[str],
+    *,
+    trust_proxy: bool,
+    hops: int,
+) -> str:
+    """The guard's bucket key for one request."""
+    peer_key = _peer_key(peer)
+    if not trust_proxy:
+        return peer_key
+    chain = forwarded_chain(forwarded_for)
+    if hops < 1 or len(chain) < hops:
+        return peer_key
+    return normalize_address(chain[-hops]) or peer_key
+
+
+def _peer_key(peer: str | None) -> str:
+    if not peer:
+        return "unknown"
+    # The peer comes from the socket, not from the client, so a non-IP value (a test client's
+    # name, a unix socket) is still a fair, stable key.
+    return normalize_address(peer) or peer
+
+
+def forwarded_for_values(raw_headers: Iterable[tuple[bytes, bytes]]) -> list[str]:
+    return [value.decode("latin-1") for key, value in raw_headers if key == FORWARDED_FOR]

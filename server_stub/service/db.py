@@ -1,0 +1,407 @@
+"""Read-only queries the HTTP routes serve, on a `mode=ro` connection.
+
+One connection is kept open, because a new one re-reads the schema on its first statement (the
+largest cost of a request). Before each use the file is stat-ed: when it was replaced (another
+inode) or removed, the connection is dropped, so the server never serves a stale handle.
+
+Shaped results are cached per query until the data changes: `PRAGMA data_version` changes whenever
+any other connection, in any process (the local admin, the daemon), commits to the file, and is
+checked on every request. All use happens on the event loop thread (the routes are async).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+from server_stub.http import PageRequest, encode_cursor
+
+Row = dict[str, Any]
+_T = TypeVar("_T")
+# Bounds the cache to a few MiB: at most this many results, each at most this many rows.
+MAX_CACHED_RESULTS = 64
+MAX_CACHED_PAGE_ROWS = 100
+Condition = tuple[str, str | tuple[str, ...] | None]
+"""A WHERE fragment and its value; skipped when None, `{}` expands to one `?` per tuple item."""
+
+
+# One statement, so one read transaction, for the whole system summary.
+SYSTEM_QUERY = """
+SELECT s.*, p.open_positions, p.gross_exposure, p.net_exposure, p.unrealized_pnl,
+       (SELECT COUNT(*) FROM orders WHERE status IN ('new', 'partially_filled')) AS open_orders
+FROM system_state AS s,
+     (SELECT COUNT(*) AS open_positions,
+             COALESCE(SUM(ABS(quantity * mark_price)), 0) AS gross_exposure,
+             COALESCE(SUM(quantity * mark_price), 0) AS net_exposure,
+             COALESCE(SUM(quantity * (mark_price - avg_price)), 0) AS unrealized_pnl
+      FROM positions) AS p
+WHERE s.id = 1
+"""
+
+
+class DatabaseUnavailable(Exception):
+    """The database cannot be opened or read (missing, not SQLite, wrong schema, locked)."""
+
+
+@dataclass(frozen=True)
+class PageOfRows:
+    rows: list[Row]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True)
+class TimeRange:
+    since: str | None = None
+    """Inclusive lower bound, same text format as the column."""
+    until: str | None = None
+    """Exclusive upper bound."""
+
+
+def read_only_uri(path: Path) -> str:
+    return f"file:{quote(str(path.resolve()))}?mode=ro"
+
+
+class ServiceDatabase:
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._connection: sqlite3.Connection | None = None
+        self._identity: tuple[int, int] | None = None
+        self._cache: dict[Hashable, Any] = {}
+        self._cached_version: int | None = None
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+        self._connection, self._identity = None, None
+        self._cache.clear()
+
+    def _cached(self, key: Hashable | None, compute: Callable[[sqlite3.Connection], _T]) -> _T:
+        """`compute(connection)`, or its earlier result when nothing was committed since.
+        A None key is never cached."""
+        with self.reading() as connection:
+            if key is None:
+                return compute(connection)
+            version = connection.execute("PRAGMA data_version").fetchone()[0]
+            if version != self._cached_version or len(self._cache) >= MAX_CACHED_RESULTS:
+                self._cache.clear()
+                self._cached_version = version
+            if key in self._cache:
+                result: _T = self._cache[key]
+                return result
+            result = compute(connection)
+            self._cache[key] = result
+            return result
+
+    def _current_connection(self) -> sqlite3.Connection:
+        if self.path is None:
+            raise DatabaseUnavailable("no database configured")
+        try:
+            status = os.stat(self.path)
+        except OSError:
+            self.close()
+            raise DatabaseUnavailable("database file missing") from None
+        identity = (status.st_dev, status.st_ino)
+        if self._connection is None or identity != self._identity:
+            self.close()
+            try:
+                connection = sqlite3.connect(
+                    read_only_uri(self.path), uri=True, timeout=2.0, check_same_thread=False
+                )
+            except sqlite3.Error as exc:
+                raise DatabaseUnavailable(type(exc).__name__) from None
+            connection.row_factory = sqlite3.Row
+            self._connection, self._identity = connection, identity
+        return self._connection
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        connection = self._current_connection()
+        try:
+            yield connection
+        except sqlite3.Error as exc:
+            # A broken file stays broken for this handle; the next request opens afresh.
+            self.close()
+            raise DatabaseUnavailable(type(exc).__name__) from None
+
+    def is_ready(self) -> bool:
+        try:
+            with self.reading() as connection:
+                return (
+                    connection.execute("SELECT 1 FROM system_state WHERE id = 1").fetchone()
+                    is not None
+                )
+        except DatabaseUnavailable:
+            return False
+
+    def system(self) -> Row:
+        return self._cached("system", _system)
+
+    def positions(self, page: PageRequest, *, symbol: str | None = None) -> PageOfRows:
+        return self._page("positions", "symbol", [("symbol = ?", symbol)], page, _position)
+
+    def orders(
+        self,
+        page: PageRequest,
+        *,
+        symbol: str | None = None,
+        statuses: Sequence[str] = (),
+        side: str | None = None,
+        period: TimeRange = TimeRange(),
+    ) -> PageOfRows:
+        conditions: list[Condition] = [
+            ("symbol = ?", symbol),
+            ("status IN ({})", tuple(statuses) or None),
+            ("side = ?", side),
+            ("created_at >= ?", period.since),
+            ("created_at < ?", period.until),
+        ]
+        return self._page("orders", "created_at DESC, id DESC", conditions, page, _order)
+
+    def fills(
+        self,
+        page: PageRequest,
+        *,
+        symbol: str | None = None,
+        order_id: str | None = None,
+        side: str | None = None,
+        period: TimeRange = TimeRange(),
+    ) -> PageOfRows:
+        conditions: list[Condition] = [
+            ("symbol = ?", symbol),
+            ("order_id = ?", order_id),
+            ("side = ?", side),
+            ("executed_at >= ?", period.since),
+            ("executed_at < ?", period.until),
+        ]
+        return self._page("fills", "executed_at DESC, id DESC", conditions, page, _fill)
+
+    def daily_pnl(self, page: PageRequest, *, period: TimeRange = TimeRange()) -> PageOfRows:
+        conditions: list[Condition] = [("date >= ?", period.since), ("date < ?", period.until)]
+        return self._page("daily_pnl", "date DESC", conditions, page, _pnl)
+
+    def risk_limits(self, page: PageRequest, *, symbol: str | None = None) -> PageOfRows:
+        order_by = "scope, COALESCE(symbol, ''), name"
+        return self._page("risk_limits", order_by, [("symbol = ?", symbol)], page, _risk_limit)
+
+    def events(
+        self,
+        page: PageRequest,
+        *,
+        level: str | None = None,
+        kind: str | None = None,
+        symbol: str | None = None,
+        period: TimeRange = TimeRange(),
+    ) -> PageOfRows:
+        conditions: list[Condition] = [
+            ("level = ?", level),
+            ("kind = ?", kind),
+            ("symbol = ?", symbol),
+            ("ts >= ?", period.since),
+            ("ts < ?", period.until),
+        ]
+        return self._page("events", "ts DESC, id DESC", conditions, page, _event)
+
+    def intel(
+        self,
+        page: PageRequest,
+        *,
+        kind: str | None = None,
+        source: str | None = None,
+        period: TimeRange = TimeRange(),
+    ) -> PageOfRows:
+        conditions: list[Condition] = [
+            ("kind = ?", kind),
+            ("source = ?", source),
+            ("received_at >= ?", period.since),
+            ("received_at < ?", period.until),
+        ]
+        return self._page("intel_inbox", "received_at DESC, id DESC", conditions, page, _intel)
+
+    def _page(
+        self,
+        table: str,
+        order_by: str,
+        conditions: Sequence[Condition],
+        page: PageRequest,
+        shape: Callable[[sqlite3.Row], Row],
+    ) -> PageOfRows:
+        """One page of `table`; `table`, `order_by` and the condition texts are constants of this
+        module, and every value travels as a bound parameter."""
+        clauses: list[str] = []
+        params: list[str] = []
+        for sql, value in conditions:
+            if value is None:
+                continue
+            if isinstance(value, tuple):
+                clauses.append(sql.format(", ".join("?" for _ in value)))
+                params.extend(value)
+            else:
+                clauses.append(sql)
+                params.append(value)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        query = f"SELECT * FROM {table} {where} ORDER BY {order_by} LIMIT ? OFFSET ?"  # noqa: S608
+        arguments = (*params, page.limit + 1, page.offset)
+
+        def compute(connection: sqlite3.Connection) -> PageOfRows:
+            rows = connection.execute(query, arguments).fetchall()
+            more = len(rows) > page.limit
+            shaped = [shape(row) for row in rows[: page.limit]]
+            return PageOfRows(shaped, encode_cursor(page.offset + page.limit) if more else None)
+
+        cacheable = page.limit <= MAX_CACHED_PAGE_ROWS
+        return self._cached((query, arguments) if cacheable else None, compute)
+
+
+def _system(connection: sqlite3.Connection) -> Row:
+    state = connection.execute(SYSTEM_QUERY).fetchone()
+    if state is None:
+        raise DatabaseUnavailable("system state missing")
+    return {
+        "mode": state["mode"],
+        "trading_enabled": bool(state["trading_enabled"]),
+        "mode_reason": state["mode_reason"],
+        "account": state["account"],
+        "base_currency": state["base_currency"],
+        "equity": round(state["cash"] + state["net_exposure"], 2),
+        "cash": round(state["cash"], 2),
+        "gross_exposure": round(state["gross_exposure"], 2),
+        "net_exposure": round(state["net_exposure"], 2),
+        "unrealized_pnl": round(state["unrealized_pnl"], 2),
+        "open_positions": state["open_positions"],
+        "open_orders": state["open_orders"],
+        "daemon_version": state["daemon_version"],
+        "started_at": state["started_at"],
+        "last_heartbeat_at": state["last_heartbeat_at"],
+        "updated_at": state["updated_at"],
+    }
+
+
+def _position(row: sqlite3.Row) -> Row:
+    quantity = row["quantity"]
+    return {
+        "symbol": row["symbol"],
+        "side": "long" if quantity > 0 else "short",
+        "quantity": quantity,
+        "avg_price": row["avg_price"],
+        "mark_price": row["mark_price"],
+        "market_value": round(quantity * row["mark_price"], 2),
+        "unrealized_pnl": round(quantity * (row["mark_price"] - row["avg_price"]), 2),
+        "realized_pnl": row["realized_pnl"],
+        "opened_at": row["opened_at"],
+        "updated_at": row["updated_at"],
+    }
+
+
+def _order(row: sqlite3.Row) -> Row:
+    return {
+        "id": row["id"],
+        "client_order_id": row["client_order_id"],
+        "symbol": row["symbol"],
+        "side": row["side"],
+        "type": row["type"],
+        "time_in_force": row["time_in_force"],
+        "quantity": row["quantity"],
+        "limit_price": row["limit_price"],
+        "stop_price": row["stop_price"],
+        "status": row["status"],
+        "filled_quantity": row["filled_quantity"],
+        "remaining_quantity": round(row["quantity"] - row["filled_quantity"], 8)
+        if row["status"] in ("new", "partially_filled")
+        else 0.0,
+        "avg_fill_price": row["avg_fill_price"],
+        "reject_reason": row["reject_reason"],
+        "strategy": row["strategy"],
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+    }
+
+
+def _fill(row: sqlite3.Row) -> Row:
+    return {
+        "id": row["id"],
+        "order_id": row["order_id"],
+        "symbol": row["symbol"],
+        "side": row["side"],
+        "quantity": row["quantity"],
+        "price": row["price"],
+        "notional": round(row["quantity"] * row["price"], 2),
+        "fee": row["fee"],
+        "liquidity": row["liquidity"],
+        "venue": row["venue"],
+        "executed_at": row["executed_at"],
+    }
+
+
+def _pnl(row: sqlite3.Row) -> Row:
+    return {
+        "date": row["date"],
+        "realized_pnl": row["realized_pnl"],
+        "unrealized_pnl": row["unrealized_pnl"],
+        "fees": row["fees"],
+        "net_pnl": row["net_pnl"],
+        "equity_close": row["equity_close"],
+        "trades": row["trades"],
+    }
+
+
+WARNING_UTILIZATION = 0.8
+
+
+def _risk_limit(row: sqlite3.Row) -> Row:
+    limit = row["limit_value"]
+    utilization = round(row["current_value"] / limit, 4) if limit else None
+    if utilization is None:
+        status = "ok"
+    elif utilization >= 1:
+        status = "breached"
+    elif utilization >= WARNING_UTILIZATION:
+        status = "warning"
+    else:
+        status = "ok"
+    return {
+        "name": row["name"],
+        "scope": row["scope"],
+        "symbol": row["symbol"],
+        "limit": limit,
+        "current": row["current_value"],
+        "unit": row["unit"],
+        "utilization": utilization,
+        "status": status,
+        "updated_at": row["updated_at"],
+    }
+
+
+def _event(row: sqlite3.Row) -> Row:
+    return {
+        "id": row["id"],
+        "ts": row["ts"],
+        "level": row["level"],
+        "kind": row["kind"],
+        "source": row["source"],
+        "symbol": row["symbol"],
+        "message": row["message"],
+    }
+
+
+def _intel(row: sqlite3.Row) -> Row:
+    try:
+        body: Any = json.loads(row["body"])
+    except ValueError:
+        body = row["body"]
+    return {
+        "id": row["id"],
+        "schema": row["schema"],
+        "source": row["source"],
+        "kind": row["kind"],
+        "issued_at": row["issued_at"],
+        "expires_at": row["expires_at"],
+        "received_at": row["received_at"],
+        "body": body,
+    }

@@ -1,0 +1,171 @@
+"""The in-process brute-force guard (spec 2, sections 3, 7 and 8).
+
+Per client address: 8 counted failures within a rolling 15 minutes lock the address for 15 minutes.
+Across all addresses: at most 60 login POSTs are admitted per rolling minute. Both take an injected
+clock (seconds, monotonic by default), so tests move time instead of sleeping.
+
+Memory is bounded: at most `max_tracked` addresses are remembered, counting and locked together.
+When a new address must be tracked and the table is full, expired entries go first, then the
+counting address whose last failure is oldest, and only when every tracked address is locked, the
+lockout closest to its end (logged as `lockout_evicted`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import OrderedDict, deque
+from dataclasses import dataclass
+
+from server_stub.http import Clock
+from server_stub.service.security_log import security_event
+
+MAX_FAILURES = 8
+FAILURE_WINDOW_SECONDS = 15 * 60
+LOCKOUT_SECONDS = 15 * 60
+LOGIN_FLOOD_LIMIT = 60
+LOGIN_FLOOD_WINDOW_SECONDS = 60
+MAX_TRACKED_ADDRESSES = 100_000
+
+
+def whole_seconds_until(deadline: float, now: float) -> int:
+    return max(1, math.ceil(deadline - now))
+
+
+@dataclass(frozen=True)
+class FailureOutcome:
+    failures: int
+    """Failures of this address inside the window, this one included."""
+    retry_after: int | None
+    """Set when this failure locked the address: seconds until it is unlocked."""
+
+
+class BruteForceGuard:
+    """Failure counters and lockouts per client address."""
+
+    def __init__(
+        self,
+        clock: Clock = time.monotonic,
+        *,
+        max_failures: int = MAX_FAILURES,
+        window_seconds: float = FAILURE_WINDOW_SECONDS,
+        lockout_seconds: float = LOCKOUT_SECONDS,
+        max_tracked: int = MAX_TRACKED_ADDRESSES,
+    ) -> None:
+        self._clock = clock
+        self._max_failures = max_failures
+        self._window = window_seconds
+        self._lockout = lockout_seconds
+        self._max_tracked = max_tracked
+        # address -> failure times inside the window, oldest first; ordered by latest failure.
+        self._counting: OrderedDict[str, tuple[float, ...]] = OrderedDict()
+        # address -> unlock time; the lockout length is fixed, so insertion order is unlock order.
+        self._locked: OrderedDict[str, float] = OrderedDict()
+
+    @property
+    def has_locks(self) -> bool:
+        """False when no address is locked, so callers may skip resolving the client address."""
+        return bool(self._locked)
+
+    @property
+    def tracked(self) -> int:
+        return len(self._counting) + len(self._locked)
+
+    def retry_after(self, address: str) -> int | None:
+        """Whole seconds until `address` is unlocked, or None when it is not locked."""
+        locked_until = self._locked.get(address)
+        if locked_until is None:
+            return None
+        now = self._clock()
+        if now >= locked_until:
+            del self._locked[address]
+            security_event("unlock", address, "lockout_expired")
+            return None
+        return whole_seconds_until(locked_until, now)
+
+    def record_failure(self, address: str, *, via: str) -> FailureOutcome:
+        """Counts one failed credential. Callers refuse locked addresses before checking anything,
+        so a failure is never recorded for a locked address and a lockout is never extended."""
+        now = self._clock()
+        self._forget_expired(now)
+        if address in self._locked:
+            return FailureOutcome(0, whole_seconds_until(self._locked[address], now))
+        history = self._counting.pop(address, ())
+        recent = (*(t for t in history if now - t < self._window), now)
+        security_event("auth_failure", address, "wrong_credential", via=via, failures=len(recent))
+        if len(recent) >= self._max_failures:
+            self._make_room()
+            locked_until = now + self._lockout
+            self._locked[address] = locked_until
+            retry_after = whole_seconds_until(locked_until, now)
+            security_event("lockout", address, "too_many_failures", retry_after=retry_after)
+            return FailureOutcome(len(recent), retry_after)
+        if not history:
+            self._make_room()
+        self._counting[address] = recent
+        return FailureOutcome(len(recent), None)
+
+    def record_success(self, address: str) -> None:
+        """Clears the address's failure counter. A lockout stays: only time lifts it."""
+        self._counting.pop(address, None)
+
+    def failures(self, address: str) -> int:
+        now = self._clock()
+        return sum(1 for t in self._counting.get(address, ()) if now - t < self._window)
+
+    def _forget_expired(self, now: float) -> None:
+        while self._locked:
+            address, locked_until = next(iter(self._locked.items()))
+            if now < locked_until:
+                break
+            del self._locked[address]
+            security_event("unlock", address, "lockout_expired")
+        while self._counting:
+            address, history = next(iter(self._counting.items()))
+            if now - history[-1] < self._window:
+                break
+            del self._counting[address]
+
+    def _make_room(self) -> None:
+        while self.tracked >= self._max_tracked:
+            if self._counting:
+                self._counting.popitem(last=False)
+            else:
+                address, _ = self._locked.popitem(last=False)
+                security_event("lockout_evicted", address, "guard_table_full")
+
+
+class LoginFloodLimit:
+    """At most `limit` login POSTs admitted per rolling `window_seconds`, all addresses together.
+
+    Refused attempts are not counted, so the limit admits exactly `limit` per window even under a
+    sustained flood, and it reopens as soon as the oldest admitted attempt leaves the window.
+    """
+
+    def __init__(
+        self,
+        clock: Clock = time.monotonic,
+        *,
+        limit: int = LOGIN_FLOOD_LIMIT,
+        window_seconds: float = LOGIN_FLOOD_WINDOW_SECONDS,
+    ) -> None:
+        self._clock = clock
+        self._limit = limit
+        self._window = window_seconds
+        self._admitted: deque[float] = deque()
+        self._flooding = False
+
+    def admit(self, address: str) -> int | None:
+        """None when admitted, else whole seconds until the next attempt would be admitted."""
+        now = self._clock()
+        while self._admitted and now - self._admitted[0] >= self._window:
+            self._admitted.popleft()
+        if len(self._admitted) >= self._limit:
+            retry_after = whole_seconds_until(self._admitted[0] + self._window, now)
+            if not self._flooding:
+                self._flooding = True
+                security_event("flood_limit", address, "login_flood", retry_after=retry_after)
+            return retry_after
+        self._flooding = False
+        self._admitted.append(now)
+        return None

@@ -1,0 +1,262 @@
+"""The HTTP routes of the data service. Every handler is async on purpose: the guard and the
+session store are plain in-memory structures mutated only on the event loop thread, never from
+Starlette's thread pool. Database reads are short and local."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from server_stub.http import ApiError, ok
+from server_stub.service.auth import Authenticator, Via
+from server_stub.service.db import DatabaseUnavailable, PageOfRows, ServiceDatabase
+from server_stub.service.query import IDENTIFIER, PAGING, QueryReader, bad_request
+from server_stub.service.sessions import SESSION_COOKIE
+
+ORDER_STATUSES = ("new", "partially_filled", "filled", "cancelled", "rejected")
+OPEN_ORDER_STATUSES = ("new", "partially_filled")
+SIDES = ("buy", "sell")
+EVENT_LEVELS = ("info", "warning", "error")
+JSON_TYPES = ("application/json",)
+
+SHELL_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+
+# The JSON envelope carries no-store and nosniff already (server_stub.http); the pages add more.
+PAGE_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+
+
+def unavailable() -> ApiError:
+    return ApiError(503, "unavailable", "the service database cannot be read right now")
+
+
+def _static_text(name: str) -> str:
+    return resources.files("server_stub.service").joinpath("static", name).read_text("utf-8")
+
+
+class ServiceRoutes:
+    def __init__(self, authenticator: Authenticator, database: ServiceDatabase) -> None:
+        self.auth = authenticator
+        self.db = database
+        required = authenticator.auth_required
+        self._shell = (
+            _static_text("index.html")
+            .replace("{{AUTH_REQUIRED}}", "true" if required else "false")
+            .replace("{{LOGIN_HIDDEN}}", "" if required else "hidden")
+        )
+        self._shell_js = _static_text("shell.js")
+        self._shell_css = _static_text("shell.css")
+
+    def routes(self) -> list[BaseRoute]:
+        read = ["GET"]
+        # Most frequent first: Starlette tries the routes in order.
+        return [
+            Route("/api/v1/system", self.system, methods=read),
+            Route("/api/v1/positions", self.positions, methods=read),
+            Route("/api/v1/orders", self.orders, methods=read),
+            Route("/api/v1/fills", self.fills, methods=read),
+            Route("/api/v1/pnl", self.pnl, methods=read),
+            Route("/api/v1/risk", self.risk, methods=read),
+            Route("/api/v1/events", self.events, methods=read),
+            Route("/api/v1/intel", self.intel, methods=read),
+            Route("/api/v1/auth/status", self.auth_status, methods=read),
+            Route("/api/v1/auth/login", self.login, methods=["POST"]),
+            Route("/api/v1/auth/logout", self.logout, methods=["POST"]),
+            Route("/health/live", self.live, methods=read),
+            Route("/health/ready", self.ready, methods=read),
+            Route("/", self.shell, methods=read),
+            Route("/static/shell.js", self.shell_script, methods=read),
+            Route("/static/shell.css", self.shell_style, methods=read),
+        ]
+
+    # --- public pages and probes -------------------------------------------------------------
+
+    async def shell(self, request: Request) -> Response:
+        QueryReader(request, ())
+        return Response(
+            self._shell,
+            media_type="text/html; charset=utf-8",
+            headers={**PAGE_HEADERS, "Content-Security-Policy": SHELL_CSP},
+        )
+
+    async def shell_script(self, request: Request) -> Response:
+        return Response(
+            self._shell_js, media_type="text/javascript; charset=utf-8", headers=PAGE_HEADERS
+        )
+
+    async def shell_style(self, request: Request) -> Response:
+        return Response(self._shell_css, media_type="text/css; charset=utf-8", headers=PAGE_HEADERS)
+
+    async def live(self, request: Request) -> Response:
+        return ok({"status": "live"})
+
+    async def ready(self, request: Request) -> Response:
+        if not self.db.is_ready():
+            raise unavailable()
+        return ok({"status": "ready"})
+
+    # --- auth ----------------------------------------------------------------------------------
+
+    async def auth_status(self, request: Request) -> Response:
+        QueryReader(request, ())
+        authentication = self.auth.authenticate(request, credential_optional=True)
+        return ok(
+            {
+                "auth_required": self.auth.auth_required,
+                "authenticated": authentication.authenticated,
+            }
+        )
+
+    async def login(self, request: Request) -> Response:
+        QueryReader(request, ())
+        if not self.auth.auth_required:
+            return ok({"auth_required": False, "authenticated": True})
+        self.auth.refuse_foreign_origin(request)
+        _require_json(request)
+        client = self.auth.client_address(request)
+        self.auth.admit_login(client)
+        body = await _json_object(request, required={"token"})
+        token = body["token"]
+        if not isinstance(token, str) or not token:
+            raise bad_request("token must be a non-empty string")
+        if not self.auth.token_matches(token):
+            raise self.auth.failed_credential(client, Via.LOGIN)
+        self.auth.successful_login(client, Via.LOGIN)
+        response = ok(
+            {
+                "auth_required": True,
+                "authenticated": True,
+                "session_expires_in": int(self.auth.sessions.lifetime_seconds),
+            }
+        )
+        self.auth.start_session(request, response)
+        return response
+
+    async def logout(self, request: Request) -> Response:
+        QueryReader(request, ())
+        if self.auth.auth_required and request.cookies.get(SESSION_COOKIE):
+            self.auth.require_same_origin(request)
+        response = ok({"authenticated": False})
+        self.auth.end_session(request, response)
+        return response
+
+    # --- data ----------------------------------------------------------------------------------
+
+    async def system(self, request: Request) -> Response:
+        self.auth.authenticate(request)
+        QueryReader(request, ())
+        return ok(self._read(self.db.system))
+
+    async def positions(self, request: Request) -> Response:
+        self.auth.authenticate(request)
+        query = QueryReader(request, (*PAGING, "symbol"))
+        return self._page(lambda: self.db.positions(query.page(), symbol=query.symbol()))
+
+    async def orders(self, request: Request) -> Response:
+        self.auth.authenticate(request)
+        query = QueryReader(request, (*PAGING, "symbol", "status", "side", "since", "until"))
+        status = query.choice("status", (*ORDER_STATUSES, "open"))
+        statuses = OPEN_ORDER_STATUSES if status == "open" else (status,) if status else ()
+        return self._page(
+            lambda: self.db.orders(
+                query.page(),
+                symbol=query.symbol(),
+                statuses=statuses,
+                side=query.choice("side", SIDES),
+                period=query.time_range(),
+            )
+        )
+
+    async def fills(self, request: Request) -> Response:
+        self.auth.authenticate(request)
+        query = QueryReader(request, (*PAGING, "symbol", "order_id", "side", "since", "until"))
+        return self._page(
+            lambda: self.db.fills(
+                query.page(),
+                symbol=query.symbol(),
+                order_id=query.text("order_id", IDENTIFIER, "an order id such as ord-000123"),
+                side=query.choice("side", SIDES),
+                period=query.time_range(),
+            )
+        )
+
+    async def pnl(self, request: Request) -> Response:
+        self.auth.authenticate(request)
+        query = QueryReader(request, (*PAGING, "since", "until"))
+        return self._page(lambda: self.db.daily_pnl(query.page(), period=query.date_range()))
+
+    async def risk(self, request: Request) -> Response:
+        self.auth.authenticate(request)
+        query = QueryReader(request, (*PAGING, "symbol"))
+        return self._page(lambda: self.db.risk_limits(query.page(), symbol=query.symbol()))
+
+    async def events(self, request: Request) -> Response:
+        self.auth.authenticate(request)
+        query = QueryReader(request, (*PAGING, "level", "kind", "symbol", "since", "until"))
+        return self._page(
+            lambda: self.db.events(
+                query.page(),
+                level=query.choice("level", EVENT_LEVELS),
+                kind=query.text("kind", IDENTIFIER, "an event kind such as order_rejected"),
+                symbol=query.symbol(),
+                period=query.time_range(),
+            )
+        )
+
+    async def intel(self, request: Request) -> Response:
+        self.auth.authenticate(request)
+        query = QueryReader(request, (*PAGING, "kind", "source", "since", "until"))
+        return self._page(
+            lambda: self.db.intel(
+                query.page(),
+                kind=query.text("kind", IDENTIFIER, "an intel kind (letters, digits, ._:-)"),
+                source=query.text("source", IDENTIFIER, "an intel source (letters, digits, ._:-)"),
+                period=query.time_range(),
+            )
+        )
+
+    def _read(self, read: Callable[[], Any]) -> Any:
+        try:
+            return read()
+        except DatabaseUnavailable:
+            raise unavailable() from None
+
+    def _page(self, read: Callable[[], PageOfRows]) -> Response:
+        page: PageOfRows = self._read(read)
+        return ok(page.rows, next_cursor=page.next_cursor)
+
+
+def _require_json(request: Request) -> None:
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media_type not in JSON_TYPES:
+        raise ApiError(
+            415, "unsupported_media_type", "send the body as JSON (Content-Type: application/json)"
+        )
+
+
+async def _json_object(request: Request, *, required: set[str]) -> dict[str, Any]:
+    raw = await request.body()
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise bad_request("the body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise bad_request("the body must be a JSON object")
+    missing = required - body.keys()
+    unknown = body.keys() - required
+    if missing or unknown:
+        raise bad_request(f"the body must be an object with exactly: {', '.join(sorted(required))}")
+    return body

@@ -1,0 +1,313 @@
+"""`svc-mcp doctor`: checks a user's set-up and says what to fix, one finding per line.
+
+The backends of the selected toolsets (portal -> the portal, analytics -> the data service) are
+*needed*: their settings must be valid, they must answer, and a token that is set (or that the
+service requires) must be accepted. MCP host entries are reported; one that runs a command that is
+not there is a failure too. Anything else (no session token, no host installed) is advice.
+
+Each backend gets at most one request carrying its token, never repeated, so a wrong token cannot
+walk into the data service's lockout; the probes before it go without a token. Tokens are shown
+only as set or not set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+from rich.console import Console
+from rich.text import Text
+
+from portal_tools.client import Connection, fetch
+from portal_tools.errors import CallError, LockedOut, Misconfigured, RateLimited
+from portal_tools.exits import EXIT_CODES
+from portal_tools.settings import portal_connection
+from svc_mcp.install import (
+    CLIENTS,
+    HOSTS,
+    Client,
+    Platform,
+    Scope,
+    config_path,
+    current_platform,
+    read_entry,
+)
+from svc_mcp.settings import service_connection
+
+Status = Literal["ok", "info", "warn", "fail"]
+CONNECT_TIMEOUT_SECONDS = 3.0
+READ_TIMEOUT_SECONDS = 5.0
+# The one request with the service token: the `get_system` tool's route.
+SERVICE_PROBE = "/api/v1/system"
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    status: Status
+    message: str
+    kind: str | None = None
+    """For a failure: its kind in `portal_tools.exits`, which sets the exit code."""
+    data: Mapping[str, object] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, object]:
+        kind = {"kind": self.kind} if self.kind else {}
+        return {
+            "check": self.check,
+            "status": self.status,
+            "message": self.message,
+            **kind,
+            **self.data,
+        }
+
+
+def _fail(check: str, kind: str, message: str, **data: object) -> Finding:
+    return Finding(check, "fail", message, kind, data)
+
+
+def _failed(check: str, error: CallError) -> Finding:
+    if isinstance(error, LockedOut | RateLimited):
+        return _fail(check, error.kind, str(error), retry_after=error.retry_after)
+    return _fail(check, error.kind, str(error))
+
+
+def exit_code(findings: Sequence[Finding]) -> int:
+    """0 when nothing failed, else the exit code of the first failure's kind."""
+    return next((EXIT_CODES[f.kind] for f in findings if f.kind), 0)
+
+
+# ------------------------------------------------------------------------------------- settings
+
+
+def _source(environ: Mapping[str, str], names: Sequence[str]) -> str | None:
+    """The variable a setting came from (the first of `names` set non-empty), or None."""
+    return next((name for name in names if environ.get(name)), None)
+
+
+def _setting_findings(
+    prefix: str, connection: Connection, token_variables: Sequence[str], environ: Mapping[str, str]
+) -> list[Finding]:
+    base_from = _source(environ, [connection.base_url_variable])
+    token_from = _source(environ, token_variables)
+    return [
+        Finding(
+            f"{prefix}.base_url",
+            "info",
+            f"{connection.base_url} ({f'from {base_from}' if base_from else 'default'})",
+            data={"value": connection.base_url, "source": base_from or "default"},
+        ),
+        Finding(
+            f"{prefix}.token",
+            "info",
+            f"set (from {token_from})"
+            if token_from
+            else f"not set ({' or '.join(token_variables)})",
+            data={"set": token_from is not None, "source": token_from},
+        ),
+    ]
+
+
+# ------------------------------------------------------------------------------------- backends
+
+
+async def _portal(http: httpx.AsyncClient, portal: Connection) -> list[Finding]:
+    try:
+        await fetch(
+            http, replace(portal, token=None), "GET", "/api/page", query={}, needs="no sign-in"
+        )
+    except CallError as error:
+        return [_failed("portal.answers", error)]
+    findings = [Finding("portal.answers", "ok", f"the portal answers at {portal.base_url}")]
+    if portal.token is None:
+        note = "anonymous: only approved public surfaces; set PORTAL_SESSION_TOKEN to sign in"
+        return [*findings, Finding("portal.identity", "info", note)]
+    try:
+        payload = await fetch(
+            http, portal, "GET", "/api/whoami", query={}, needs="a signed-in session"
+        )
+    except CallError as error:
+        return [*findings, _failed("portal.identity", error)]
+    identity = payload.data if isinstance(payload.data, dict) else {}
+    who = {key: str(identity.get(key)) for key in ("id", "kind", "role")}
+    message = f"signed in as {who['id']} ({who['kind']}, role {who['role']})"
+    return [*findings, Finding("portal.identity", "ok", message, data=who)]
+
+
+async def _service(http: httpx.AsyncClient, service: Connection) -> list[Finding]:
+    anonymous = replace(service, token=None)
+    try:
+        await fetch(http, anonymous, "GET", "/health/live", query={}, needs="no token")
+        status = await fetch(
+            http, anonymous, "GET", "/api/v1/auth/status", query={}, needs="no token"
+        )
+    except CallError as error:
+        return [_failed("service.answers", error)]
+    findings = [Finding("service.answers", "ok", f"the data service answers at {service.base_url}")]
+    required = status.data.get("auth_required") if isinstance(status.data, dict) else None
+    if not isinstance(required, bool):
+        message = "GET /api/v1/auth/status did not say whether auth is required (auth_required)"
+        return [*findings, _fail("service.auth", "server_error", message)]
+    if not required:
+        message = "the data service requires no token" + (
+            " (the one set is not needed, so it was not sent)" if service.token else ""
+        )
+        return [*findings, Finding("service.auth", "ok", message, data={"auth_required": False})]
+    if service.token is None:
+        message = "the data service requires a token and none is set: set SERVICE_API_TOKEN"
+        return [*findings, _fail("service.auth", "unauthorized", message, auth_required=True)]
+    try:  # The only request with the token; never repeated (see the module docstring).
+        await fetch(http, service, "GET", SERVICE_PROBE, query={}, needs="a valid token")
+    except CallError as error:
+        return [*findings, _failed("service.auth", error)]
+    message = f"the data service requires a token and accepts the one set (GET {SERVICE_PROBE})"
+    return [*findings, Finding("service.auth", "ok", message, data={"auth_required": True})]
+
+
+BackendCheck = Callable[[httpx.AsyncClient, Connection], Coroutine[Any, Any, list[Finding]]]
+
+
+@dataclass(frozen=True)
+class _Backend:
+    toolset: str
+    prefix: str
+    read: Callable[[], Connection]
+    token_variables: tuple[str, ...]
+    check: BackendCheck
+
+
+_BACKENDS = (
+    _Backend("portal", "portal", portal_connection, ("PORTAL_SESSION_TOKEN",), _portal),
+    _Backend(
+        "analytics",
+        "service",
+        service_connection,
+        ("SERVICE_API_TOKEN", "DASHBOARD_API_TOKEN"),
+        _service,
+    ),
+)
+
+
+async def _check_backends(
+    checks: Sequence[tuple[BackendCheck, Connection]],
+) -> list[list[Finding]]:
+    timeout = httpx.Timeout(READ_TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS)
+    async with httpx.AsyncClient(timeout=timeout) as http:
+        return await asyncio.gather(*(check(http, connection) for check, connection in checks))
+
+
+def _read(backend: _Backend) -> Connection | Finding:
+    try:
+        return backend.read()
+    except Misconfigured as error:
+        return _failed(f"{backend.prefix}.settings", error)
+
+
+# ---------------------------------------------------------------------------------------- hosts
+
+
+def host_findings(
+    name: str, *, home: Path, cwd: Path, platform: Platform, environ: Mapping[str, str]
+) -> list[Finding]:
+    """Every host configuration (user and project) that holds an entry called `name`."""
+    findings: list[Finding] = []
+    seen: set[Path] = set()
+    for client in CLIENTS:
+        for scope in HOSTS[client].scopes:
+            path = config_path(
+                client, scope, home=home, cwd=cwd, platform=platform, environ=environ
+            )
+            entry = None if path in seen else read_entry(client, path, name)
+            seen.add(path)
+            if entry is not None:
+                findings.append(_host_finding(client, scope, path, entry))
+    if not findings:
+        message = (
+            f"no MCP host has a server called {name!r} (looked in {len(seen)} files); "
+            "run `svc-mcp install --client <client>`"
+        )
+        findings.append(Finding("hosts", "warn", message))
+    return findings
+
+
+def _host_finding(client: Client, scope: Scope, path: Path, entry: Mapping[str, Any]) -> Finding:
+    check = f"host.{client}.{scope}"
+    where = f"{HOSTS[client].label} ({scope}, {path})"
+    again = f"run `svc-mcp install --client {client} --scope {scope}` again"
+    command = entry.get("command")
+    if not isinstance(command, str) or not command:
+        return _fail(check, "misconfigured", f"{where}: the entry has no command; {again}")
+    data = {"path": str(path), "command": command}
+    if not Path(command).is_absolute():
+        message = f"{where} runs {command!r} by name, which a GUI host may not find; {again}"
+        return Finding(check, "warn", message, data=data)
+    if not (Path(command).is_file() and os.access(command, os.X_OK)):
+        message = f"{where} runs {command}, which is not there (is uv installed?); {again}"
+        return _fail(check, "misconfigured", message, **data)
+    args = " ".join(_strings(entry.get("args")))
+    names = ", ".join(_strings(entry.get("env")) + _strings(entry.get("env_vars")))
+    message = f"{where}: {command} {args}; env: {names or 'none'}"
+    return Finding(check, "ok", message, data=data)
+
+
+def _strings(value: object) -> list[str]:
+    """The items of a list, or the keys of a table, of an entry a person may have edited."""
+    return [str(item) for item in value] if isinstance(value, list | dict) else []
+
+
+# ------------------------------------------------------------------------------------ running
+
+
+def diagnose(toolsets: Collection[str], name: str) -> list[Finding]:
+    """All findings in a stable order: per backend its settings and checks, then the hosts."""
+    environ = os.environ
+    reads = [(backend, _read(backend)) for backend in _BACKENDS if backend.toolset in toolsets]
+    checks = [(b.check, read) for b, read in reads if isinstance(read, Connection)]
+    results = iter(asyncio.run(_check_backends(checks)))
+    findings: list[Finding] = []
+    for backend, read in reads:
+        if isinstance(read, Finding):
+            findings.append(read)
+        else:
+            findings += _setting_findings(backend.prefix, read, backend.token_variables, environ)
+            findings += next(results)
+    return findings + host_findings(
+        name, home=Path.home(), cwd=Path.cwd(), platform=current_platform(), environ=environ
+    )
+
+
+_MARKS: dict[Status, tuple[str, str]] = {
+    "ok": ("✓", "green"),
+    "info": ("·", "cyan"),
+    "warn": ("!", "yellow"),
+    "fail": ("✗", "bold red"),
+}
+
+
+def print_findings(findings: Sequence[Finding], *, as_json: bool) -> None:
+    """JSON lines (one object per finding) unless on a terminal; there, one rich line each."""
+    if as_json or not sys.stdout.isatty():
+        for finding in findings:
+            print(json.dumps(finding.as_json(), ensure_ascii=False))
+        return
+    render(findings, Console(highlight=False))
+
+
+def render(findings: Sequence[Finding], console: Console) -> None:
+    for finding in findings:
+        mark, style = _MARKS[finding.status]
+        line = Text.assemble((f"{mark} ", style), (finding.check, "bold"), "  ", finding.message)
+        console.print(line, soft_wrap=True)
+    failures = sum(1 for finding in findings if finding.kind)
+    verdict = (
+        Text("everything needed works", "green")
+        if not failures
+        else Text(f"{failures} needed check(s) failed: fix the lines marked ✗", "bold red")
+    )
+    console.print(verdict)

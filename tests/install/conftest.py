@@ -1,0 +1,207 @@
+"""Fixtures for `svc-mcp install`, `uninstall` and `doctor`: a fake home, the CLI run in-process,
+a stand-in for uvx, and real `svc-stub portal` / `svc-stub service` processes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+import textwrap
+import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from svc_mcp.cli import main
+from svc_mcp.install import CLIENTS, HOSTS, Client
+from tests.support import Server, free_port, running_server
+
+SVC_STUB = str(Path(sys.executable).parent / "svc-stub")
+SERVICE_TOKEN = "svc-install-test-token-7b3e9d2c5a1f"
+WRONG_SERVICE_TOKEN = "svc-install-wrong-token-00000000000"
+# Every variable the commands read; each test starts with none of them set.
+CLEARED = (
+    "SERVICE_API_BASE",
+    "SERVICE_API_TOKEN",
+    "DASHBOARD_API_TOKEN",
+    "PORTAL_API_BASE",
+    "PORTAL_SESSION_TOKEN",
+    "XDG_CONFIG_HOME",
+    "APPDATA",
+    "CODEX_HOME",
+)
+# The file each client's user configuration lands in on Linux, relative to the home.
+LINUX_USER_FILES: dict[Client, str] = {
+    "claude": ".config/Claude/claude_desktop_config.json",
+    "claude-code": ".claude.json",
+    "cursor": ".cursor/mcp.json",
+    "vscode": ".config/Code/User/mcp.json",
+    "windsurf": ".codeium/windsurf/mcp_config.json",
+    "gemini": ".gemini/settings.json",
+    "codex": ".codex/config.toml",
+}
+REFERENCING_CLIENTS = [client for client in CLIENTS if HOSTS[client].takes_references]
+
+
+@dataclass(frozen=True)
+class CliRun:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@dataclass(frozen=True)
+class Home:
+    """A fake home and a project directory (the current directory while the CLI runs)."""
+
+    home: Path
+    project: Path
+
+    def user_file(self, client: Client) -> Path:
+        return self.home / LINUX_USER_FILES[client]
+
+
+RunCli = Callable[..., CliRun]
+
+
+@pytest.fixture
+def fake_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    for name in CLEARED:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(project)
+    return Home(home, project)
+
+
+@pytest.fixture
+def run_cli(
+    fake_home: Home, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> RunCli:
+    """`svc-mcp ARGS` in this process, in the fake home, with `env` added to the environment."""
+
+    def run(*args: str, env: dict[str, str] | None = None) -> CliRun:
+        with monkeypatch.context() as patch:
+            for name, value in (env or {}).items():
+                patch.setenv(name, value)
+            try:
+                main(list(args))
+                returncode = 0
+            except SystemExit as exit_:
+                returncode = exit_.code if isinstance(exit_.code, int) else 1
+        captured = capsys.readouterr()
+        return CliRun(returncode, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def fake_uvx(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An executable stand-in for uvx: runs svc-mcp from this test environment, ignoring --from."""
+    path = tmp_path_factory.mktemp("bin") / "uvx"
+    script = f"""\
+        #!{sys.executable}
+        import os
+        import sys
+
+        args = sys.argv[1:]
+        if args[:1] == ["--from"]:
+            args = args[2:]
+        if args[:1] != ["svc-mcp"]:
+            sys.exit(f"fake uvx: expected svc-mcp, got {{args}}")
+        os.execv(sys.executable, [sys.executable, "-m", "svc_mcp", *args[1:]])
+        """
+    path.write_text(textwrap.dedent(script))
+    path.chmod(0o755)
+    return path
+
+
+def parse_config(client: Client, path: Path) -> dict[str, Any]:
+    """The file as the host would read it: JSON, or TOML read by the standard library."""
+    text = path.read_text(encoding="utf-8")
+    document = tomllib.loads(text) if HOSTS[client].file_format == "toml" else json.loads(text)
+    assert isinstance(document, dict)
+    return document
+
+
+def servers_of(client: Client, path: Path) -> dict[str, Any]:
+    servers = parse_config(client, path)[HOSTS[client].servers_key]
+    assert isinstance(servers, dict)
+    return servers
+
+
+# ----------------------------------------------------------------------------------- the stubs
+
+
+@dataclass(frozen=True)
+class PortalStub:
+    base_url: str
+    alice: str
+    """A session token of alice, a human auditor."""
+
+
+@pytest.fixture(scope="session")
+def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PortalStub]:
+    root = tmp_path_factory.mktemp("install-portal")
+    data = root / "data"
+    subprocess.run([SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True)
+    issue = [SVC_STUB, "admin", "portal", "issue-session", "--data", str(data)]
+    alice = subprocess.run(
+        [*issue, "--subject", "alice", "--ttl", "1h"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    port = free_port()
+    with running_server(
+        ["-m", "server_stub", "portal", "--data", str(data), "--port", str(port)],
+        port=port,
+        log_path=root / "portal.log",
+        ready_path="/api/page",
+    ) as server:
+        yield PortalStub(server.base_url, alice)
+
+
+@pytest.fixture(scope="session")
+def service_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("install-service") / "service.db"
+    subprocess.run([SVC_STUB, "demo-data", "service", "--db", str(db)], check=True)
+    return db
+
+
+StartService = Callable[[str], Server]
+
+
+@pytest.fixture
+def start_service(service_db: Path, tmp_path: Path) -> Iterator[StartService]:
+    """Starts a fresh data service stub (its own lockout state) with the given token."""
+    with contextlib.ExitStack() as stack:
+
+        def start(token: str) -> Server:
+            port = free_port()
+            return stack.enter_context(
+                running_server(
+                    ["-m", "server_stub", "service", "--db", str(service_db), "--port", str(port)],
+                    port=port,
+                    log_path=tmp_path / f"service-{port}.log",
+                    ready_path="/health/live",
+                    env={"SERVICE_API_TOKEN": token},
+                )
+            )
+
+        yield start
+
+
+def auth_failures(server: Server) -> int:
+    """How many wrong credentials the service has counted (logged before it answers)."""
+    return sum(
+        1
+        for line in server.log().splitlines()
+        if line.startswith("{") and json.loads(line).get("event") == "auth_failure"
+    )

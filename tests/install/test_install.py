@@ -1,0 +1,492 @@
+"""`svc-mcp install` and `uninstall` for every client, on real files in a fake home."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from svc_mcp.install import (
+    CLIENTS,
+    HOSTS,
+    Client,
+    InstallError,
+    Platform,
+    Scope,
+    config_path,
+    find_checkout,
+)
+from tests.install.conftest import (
+    LINUX_USER_FILES,
+    REFERENCING_CLIENTS,
+    Home,
+    RunCli,
+    parse_config,
+    servers_of,
+)
+from tests.support import ROOT
+
+UVX = "/opt/uv/bin/uvx"
+PORTAL = {"PORTAL_API_BASE": "http://portal.example:8081"}
+SERVICE_SECRET = "svc-secret-token-value-0123456789abcdef"
+PORTAL_SECRET = "portal-secret-session-value-abcdef012345"
+TOKENS = {"SERVICE_API_TOKEN": SERVICE_SECRET, "PORTAL_SESSION_TOKEN": PORTAL_SECRET}
+OTHER_SERVER = {"command": "/bin/other", "args": ["--x"], "env": {"K": "v"}}
+
+
+def expected_entry(client: Client, env: dict[str, str], args: list[str] | None = None) -> Any:
+    entry = {"command": UVX, "args": args or ["svc-mcp"], "env": env}
+    return {"type": "stdio", **entry} if client == "vscode" else entry
+
+
+def original_text(client: Client) -> str:
+    """A host file with another server, unknown keys, non-ASCII text and (in TOML) comments."""
+    if HOSTS[client].file_format == "toml":
+        return (
+            '# my settings\nmodel = "o3"  # the model\nnote = "ünïcode"\n\n'
+            '[mcp_servers.other]\ncommand = "/bin/other"\nargs = ["--x"]\n\n'
+            '[mcp_servers.other.env]\nK = "v"\n\n[profiles.fast]\nmodel = "o4-mini"\n'
+        )
+    document = {
+        "theme": "dark",
+        "note": "ünïcode",
+        HOSTS[client].servers_key: {"other": OTHER_SERVER},
+        "projects": {"/work": {"allowedTools": []}},
+    }
+    return json.dumps(document, indent=4, ensure_ascii=False) + "\n"
+
+
+def fresh_file(client: Client) -> str:
+    """The whole file installing with PORTAL into nothing writes."""
+    if HOSTS[client].file_format == "toml":
+        return (
+            f'[mcp_servers.svc]\ncommand = "{UVX}"\nargs = ["svc-mcp"]\n\n'
+            '[mcp_servers.svc.env]\nPORTAL_API_BASE = "http://portal.example:8081"\n'
+        )
+    servers = {"svc": expected_entry(client, PORTAL)}
+    return json.dumps({HOSTS[client].servers_key: servers}, indent=2) + "\n"
+
+
+def unknown_keys(client: Client, path: Path) -> dict[str, Any]:
+    document = parse_config(client, path)
+    return {key: value for key, value in document.items() if key != HOSTS[client].servers_key}
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_install_into_an_empty_home(client: Client, fake_home: Home, run_cli: RunCli) -> None:
+    result = run_cli("install", "--client", client, "--uvx", UVX, env=PORTAL)
+    path = fake_home.user_file(client)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    assert f"installed 'svc' for {HOSTS[client].label} in {path}" in result.stderr
+    assert servers_of(client, path) == {"svc": expected_entry(client, PORTAL)}
+    assert sorted(os.listdir(path.parent)) == [path.name]  # no backup, no temporary file
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_merge_twice_then_uninstall(client: Client, fake_home: Home, run_cli: RunCli) -> None:
+    path = fake_home.user_file(client)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(original_text(client), encoding="utf-8")
+    path.chmod(0o640)
+    before = unknown_keys(client, path)
+
+    first = run_cli("install", "--client", client, "--uvx", UVX, env=PORTAL)
+    backup = path.with_name(path.name + ".bak")
+    assert first.returncode == 0, first.stderr
+    assert f"the previous file is kept as {backup}" in first.stderr
+    assert backup.read_text(encoding="utf-8") == original_text(client)
+    assert servers_of(client, path) == {
+        "other": OTHER_SERVER,
+        "svc": expected_entry(client, PORTAL),
+    }
+    assert unknown_keys(client, path) == before
+    assert path.stat().st_mode & 0o777 == 0o640
+    installed = path.read_bytes()
+
+    second = run_cli("install", "--client", client, "--uvx", UVX, env=PORTAL)
+    assert second.returncode == 0, second.stderr
+    assert f"{path} already has this 'svc' entry; nothing changed" in second.stderr
+    assert path.read_bytes() == installed
+    assert backup.read_text(encoding="utf-8") == original_text(client)
+
+    removed = run_cli("uninstall", "--client", client)
+    assert removed.returncode == 0, removed.stderr
+    assert f"removed 'svc' from {path}" in removed.stderr
+    assert servers_of(client, path) == {"other": OTHER_SERVER}
+    assert unknown_keys(client, path) == before
+    if HOSTS[client].file_format == "toml":
+        assert "# my settings" in path.read_text(encoding="utf-8")
+        assert "# the model" in path.read_text(encoding="utf-8")
+
+    again = run_cli("uninstall", "--client", client)
+    assert again.returncode == 0
+    assert f"{path} has no server called 'svc'; nothing changed" in again.stderr
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_malformed_file_is_left_untouched(
+    client: Client, fake_home: Home, run_cli: RunCli
+) -> None:
+    path = fake_home.user_file(client)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    broken = (
+        b'[mcp_servers.other\ncommand = "x"\n'
+        if HOSTS[client].file_format == "toml"
+        else b'{"mcpServers": {"other": \n'
+    )
+    path.write_bytes(broken)
+    for args in (("install", "--uvx", UVX), ("uninstall",), ("install", "--print", "--uvx", UVX)):
+        result = run_cli(*args, "--client", client, env=PORTAL)
+        assert result.returncode == 2
+        assert f"{path} is not valid {HOSTS[client].file_format.upper()}" in result.stderr
+        assert "left untouched" in result.stderr
+        assert result.stdout == ""
+        assert path.read_bytes() == broken
+        assert os.listdir(path.parent) == [path.name]
+
+
+@pytest.mark.parametrize(
+    ("client", "text", "says"),
+    [
+        ("cursor", "[1, 2]", "does not hold a JSON object"),
+        ("vscode", '{"servers": ["svc"]}', "'servers' is not a table of servers"),
+        ("codex", "mcp_servers = 3\n", "'mcp_servers' is not a table of servers"),
+    ],
+)
+def test_a_file_of_another_shape_is_left_untouched(
+    client: Client, text: str, says: str, fake_home: Home, run_cli: RunCli
+) -> None:
+    path = fake_home.user_file(client)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    result = run_cli("install", "--client", client, "--uvx", UVX)
+    assert result.returncode == 2
+    assert says in result.stderr
+    assert path.read_text() == text
+    assert os.listdir(path.parent) == [path.name]
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_print_writes_nothing(client: Client, fake_home: Home, run_cli: RunCli) -> None:
+    path = fake_home.user_file(client)
+    fresh = run_cli("install", "--client", client, "--uvx", UVX, "--print", env=PORTAL)
+    assert fresh.returncode == 0, fresh.stderr
+    assert f"would write {path} (--print: nothing was written)" in fresh.stderr
+    assert fresh.stdout == fresh_file(client)
+    assert os.listdir(fake_home.home) == []
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(original_text(client), encoding="utf-8")
+    printed = run_cli("install", "--client", client, "--uvx", UVX, "--print", env=PORTAL)
+    assert printed.returncode == 0, printed.stderr
+    assert path.read_text(encoding="utf-8") == original_text(client)
+    assert os.listdir(path.parent) == [path.name]
+    # What was printed is exactly what installing then writes.
+    assert run_cli("install", "--client", client, "--uvx", UVX, env=PORTAL).returncode == 0
+    assert path.read_text(encoding="utf-8") == printed.stdout
+    again = run_cli("install", "--client", client, "--uvx", UVX, "--print", env=PORTAL)
+    assert again.stdout == printed.stdout
+    assert f"{path} already has this 'svc' entry; nothing changed" in again.stderr
+
+
+# --------------------------------------------------------------------------------- where files go
+
+HOME = Path("/home/ann")
+PER_OS: dict[Client, dict[Platform, str]] = {
+    "claude": {
+        "linux": ".config/Claude/claude_desktop_config.json",
+        "darwin": "Library/Application Support/Claude/claude_desktop_config.json",
+        "win32": "AppData/Roaming/Claude/claude_desktop_config.json",
+    },
+    "vscode": {
+        "linux": ".config/Code/User/mcp.json",
+        "darwin": "Library/Application Support/Code/User/mcp.json",
+        "win32": "AppData/Roaming/Code/User/mcp.json",
+    },
+}
+PROJECT_FILES: dict[Client, str | None] = {
+    "claude": None,
+    "claude-code": ".mcp.json",
+    "cursor": ".cursor/mcp.json",
+    "vscode": ".vscode/mcp.json",
+    "windsurf": None,
+    "gemini": ".gemini/settings.json",
+    "codex": ".codex/config.toml",
+}
+
+
+@pytest.mark.parametrize("platform", ["linux", "darwin", "win32"])
+@pytest.mark.parametrize("client", CLIENTS)
+def test_paths_follow_each_os(client: Client, platform: Platform) -> None:
+    project = Path("/work/app")
+
+    def path(scope: Scope, environ: dict[str, str] | None = None) -> Path:
+        return config_path(
+            client, scope, home=HOME, cwd=project, platform=platform, environ=environ or {}
+        )
+
+    same_everywhere = LINUX_USER_FILES[client]
+    assert path("user") == HOME / PER_OS.get(client, {}).get(platform, same_everywhere)
+    project_file = PROJECT_FILES[client]
+    if project_file is None:
+        with pytest.raises(InstallError, match="has no project configuration; use --scope user"):
+            path("project")
+    else:
+        assert path("project") == project / project_file
+    if client == "codex":
+        assert path("user", {"CODEX_HOME": "/srv/codex"}) == Path("/srv/codex/config.toml")
+    if client in PER_OS and platform != "darwin":
+        variable = "APPDATA" if platform == "win32" else "XDG_CONFIG_HOME"
+        moved = path("user", {variable: "/cfg"})
+        assert moved == Path("/cfg") / PER_OS[client]["linux"].removeprefix(".config/")
+
+
+@pytest.mark.parametrize("platform", ["darwin", "win32"])
+def test_the_cli_writes_where_the_platform_says(
+    platform: Platform, fake_home: Home, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("svc_mcp.setup_cli.current_platform", lambda: platform)
+    for client in ("claude", "vscode", "cursor"):
+        assert run_cli("install", "--client", client, "--uvx", UVX).returncode == 0
+        relative = PER_OS.get(client, {}).get(platform, LINUX_USER_FILES[client])
+        assert "svc" in servers_of(client, fake_home.home / relative)
+    assert not (fake_home.home / ".config").exists()
+
+
+@pytest.mark.parametrize("client", [c for c in CLIENTS if PROJECT_FILES[c]])
+def test_project_scope_writes_into_the_current_directory(
+    client: Client, fake_home: Home, run_cli: RunCli
+) -> None:
+    result = run_cli("install", "--client", client, "--scope", "project", "--uvx", UVX)
+    assert result.returncode == 0, result.stderr
+    project_file = PROJECT_FILES[client]
+    assert project_file is not None
+    assert "svc" in servers_of(client, fake_home.project / project_file)
+    assert os.listdir(fake_home.home) == []
+
+
+def test_scopes_a_client_lacks_are_refused(fake_home: Home, run_cli: RunCli) -> None:
+    for client in ("claude", "windsurf"):
+        result = run_cli("install", "--client", client, "--scope", "project", "--uvx", UVX)
+        assert result.returncode == 2
+        assert f"{HOSTS[client].label} has no project configuration" in result.stderr
+    assert os.listdir(fake_home.project) == []
+
+
+def test_config_overrides_the_path_and_a_symlink_stays_a_link(
+    fake_home: Home, run_cli: RunCli
+) -> None:
+    dotfiles = fake_home.home / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "cursor.json").write_text('{"mcpServers": {}}\n')
+    (fake_home.project / "linked.json").symlink_to(dotfiles / "cursor.json")
+    result = run_cli("install", "--client", "cursor", "--config", "linked.json", "--uvx", UVX)
+    assert result.returncode == 0, result.stderr
+    assert (fake_home.project / "linked.json").is_symlink()
+    assert "svc" in servers_of("cursor", dotfiles / "cursor.json")
+    assert (dotfiles / "cursor.json.bak").read_text() == '{"mcpServers": {}}\n'
+    assert not fake_home.user_file("cursor").exists()
+
+
+# ----------------------------------------------------------------------------- environment and tokens
+
+
+def test_env_comes_from_the_environment_and_the_flags(fake_home: Home, run_cli: RunCli) -> None:
+    environment = {
+        "PORTAL_API_BASE": "http://from-env:1",
+        "SERVICE_API_BASE": "http://service-from-env:2",
+        "SERVICE_API_TOKEN": SERVICE_SECRET,
+        "PORTAL_SESSION_TOKEN": "",  # empty counts as unset
+        "DASHBOARD_API_TOKEN": "not-one-of-ours",
+    }
+    result = run_cli(
+        "install",
+        "--client",
+        "cursor",
+        "--uvx",
+        UVX,
+        "--env",
+        "PORTAL_API_BASE=http://from-flag:3",
+        "--env",
+        "SERVICE_API_TOKEN=",
+        env=environment,
+    )
+    assert result.returncode == 0, result.stderr
+    entry = servers_of("cursor", fake_home.user_file("cursor"))["svc"]
+    assert entry["env"] == {
+        "SERVICE_API_BASE": "http://service-from-env:2",
+        "PORTAL_API_BASE": "http://from-flag:3",
+    }
+    assert "warning" not in result.stderr
+
+
+@pytest.mark.parametrize("pair", ["NOT_OURS=x", f"{SERVICE_SECRET}"])
+def test_a_bad_env_pair_is_refused_without_echoing_it(
+    pair: str, fake_home: Home, run_cli: RunCli
+) -> None:
+    result = run_cli("install", "--client", "cursor", "--uvx", UVX, "--env", pair)
+    assert result.returncode == 2
+    assert "--env takes KEY=VALUE with KEY one of SERVICE_API_BASE" in result.stderr
+    assert SERVICE_SECRET not in result.stderr
+    assert not fake_home.user_file("cursor").exists()
+
+
+@pytest.mark.parametrize(
+    ("client", "scope"), [("claude-code", "user"), ("claude", "user"), ("vscode", "project")]
+)
+def test_a_token_in_a_plain_file_is_named_never_shown(
+    client: Client, scope: Scope, fake_home: Home, run_cli: RunCli
+) -> None:
+    result = run_cli("install", "--client", client, "--scope", scope, "--uvx", UVX, env=TOKENS)
+    assert result.returncode == 0, result.stderr
+    path = (
+        fake_home.user_file(client) if scope == "user" else fake_home.project / ".vscode/mcp.json"
+    )
+    assert (
+        f"warning: SERVICE_API_TOKEN and PORTAL_SESSION_TOKEN are stored in plain text in {path}"
+        in result.stderr
+    )
+    if HOSTS[client].takes_references:
+        assert "add --env-refs" in result.stderr
+    else:
+        assert (
+            "cannot read variables from its environment, so keep this file private" in result.stderr
+        )
+    assert ("never commit a token" in result.stderr) == (scope == "project")
+    for secret in TOKENS.values():
+        assert secret not in result.stderr + result.stdout
+    assert servers_of(client, path)["svc"]["env"] == TOKENS
+
+
+@pytest.mark.parametrize("client", REFERENCING_CLIENTS)
+def test_env_refs_write_references(client: Client, fake_home: Home, run_cli: RunCli) -> None:
+    result = run_cli("install", "--client", client, "--uvx", UVX, "--env-refs", env=PORTAL | TOKENS)
+    assert result.returncode == 0, result.stderr
+    assert "warning" not in result.stderr
+    path = fake_home.user_file(client)
+    text = path.read_text()
+    assert SERVICE_SECRET not in text
+    assert PORTAL_SECRET not in text
+    entry = servers_of(client, path)["svc"]
+    if client == "codex":
+        assert entry["env"] == PORTAL
+        assert entry["env_vars"] == ["SERVICE_API_TOKEN", "PORTAL_SESSION_TOKEN"]
+    else:
+        spelling = "${%s}" if client in ("claude-code", "gemini") else "${env:%s}"
+        assert entry["env"] == PORTAL | {name: spelling % name for name in TOKENS}
+
+
+def test_env_refs_are_refused_where_the_host_cannot_expand_them(
+    fake_home: Home, run_cli: RunCli
+) -> None:
+    result = run_cli("install", "--client", "claude", "--uvx", UVX, "--env-refs", env=TOKENS)
+    assert result.returncode == 2
+    assert "Claude Desktop does not expand environment variables" in result.stderr
+    assert not fake_home.user_file("claude").parent.exists()
+
+
+def test_keys_a_user_added_to_our_entry_survive(fake_home: Home, run_cli: RunCli) -> None:
+    path = fake_home.user_file("codex")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "[mcp_servers.svc]\n"
+        'command = "/old/uvx"  # keep this comment\n'
+        'args = ["svc-mcp"]\n'
+        "startup_timeout_sec = 30\n"
+        'env_vars = ["HTTPS_PROXY", "PORTAL_SESSION_TOKEN"]\n\n'
+        "[mcp_servers.svc.env]\n"
+        'LOG_LEVEL = "debug"\n'
+        'PORTAL_API_BASE = "http://old:1"\n'
+    )
+    result = run_cli("install", "--client", "codex", "--uvx", UVX, env=PORTAL)
+    assert result.returncode == 0, result.stderr
+    assert servers_of("codex", path)["svc"] == {
+        "command": UVX,
+        "args": ["svc-mcp"],
+        "startup_timeout_sec": 30,
+        "env_vars": ["HTTPS_PROXY"],
+        "env": {"LOG_LEVEL": "debug", **PORTAL},
+    }
+    assert "# keep this comment" in path.read_text()
+
+
+# ---------------------------------------------------------------------------- sources, names, uvx
+
+
+def test_sources_run_the_package_from_pypi_github_or_this_checkout(
+    fake_home: Home, run_cli: RunCli
+) -> None:
+    expected = {
+        "pypi": ["svc-mcp"],
+        "github": ["--from", "git+https://github.com/svc-mcp/svc-mcp", "svc-mcp"],
+        "local": ["--from", str(ROOT), "svc-mcp"],
+    }
+    for source, args in expected.items():
+        result = run_cli("install", "--client", "gemini", "--uvx", UVX, "--source", source)
+        assert result.returncode == 0, result.stderr
+        assert servers_of("gemini", fake_home.user_file("gemini"))["svc"]["args"] == args
+
+
+def test_the_checkout_is_found_above_a_start_or_refused(tmp_path: Path) -> None:
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    (ours / "src" / "deep").mkdir(parents=True)
+    theirs.mkdir()
+    (ours / "pyproject.toml").write_text('[project]\nname = "svc-mcp"\n')
+    (theirs / "pyproject.toml").write_text('[project]\nname = "something-else"\n')
+    assert find_checkout([theirs, ours / "src" / "deep"]) == ours
+    with pytest.raises(InstallError, match="--source local needs a checkout of svc-mcp"):
+        find_checkout([theirs])
+
+
+def test_uvx_is_found_on_path_by_its_absolute_path(
+    fake_home: Home, run_cli: RunCli, fake_uvx: Path
+) -> None:
+    result = run_cli("install", "--client", "cursor", env={"PATH": str(fake_uvx.parent)})
+    assert result.returncode == 0, result.stderr
+    assert servers_of("cursor", fake_home.user_file("cursor"))["svc"]["command"] == str(fake_uvx)
+    relative = run_cli("install", "--client", "cursor", "--uvx", "bin/uvx")
+    assert relative.returncode == 2
+    assert "uvx must be given by its absolute path" in relative.stderr
+
+
+def test_names_are_checked_and_entries_coexist(fake_home: Home, run_cli: RunCli) -> None:
+    assert run_cli("install", "--client", "cursor", "--uvx", UVX).returncode == 0
+    assert run_cli("install", "--client", "cursor", "--uvx", UVX, "--name", "svc-2").returncode == 0
+    assert sorted(servers_of("cursor", fake_home.user_file("cursor"))) == ["svc", "svc-2"]
+    bad = run_cli("install", "--client", "cursor", "--uvx", UVX, "--name", "svc.prod")
+    assert bad.returncode == 2
+    assert "--name 'svc.prod'" in bad.stderr
+
+
+def test_the_front_door_hands_over_and_refuses_options_before(run_cli: RunCli) -> None:
+    misplaced = run_cli("--read-only", "install", "--client", "cursor")
+    assert misplaced.returncode == 2
+    assert "options of svc-mcp itself cannot come before install" in misplaced.stderr
+    assert run_cli("install").returncode == 2  # --client is required
+    assert run_cli("uninstall", "--client", "nowhere").returncode == 2
+
+
+def test_install_and_doctor_never_import_mcp(fake_home: Home) -> None:
+    code = (
+        "import sys\n"
+        "from svc_mcp.cli import main\n"
+        "for args in (['install', '--client', 'cursor', '--uvx', '/u/uvx', '--print'],\n"
+        "             ['doctor', '--toolsets', 'portal']):\n"
+        "    try:\n"
+        "        main(args)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print(sorted(name for name in sys.modules if name == 'mcp' or name.startswith('mcp.')))\n"
+    )
+    env = {**os.environ, "PORTAL_API_BASE": "http://127.0.0.1:9"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert result.stdout.strip().splitlines()[-1] == "[]", result.stderr
