@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -230,3 +231,29 @@ def paged(items: Sequence[T], page: PageRequest) -> tuple[list[T], str | None]:
 def ok_page(items: Sequence[Any], request: Request) -> Response:
     chunk, next_cursor = paged(items, parse_page(request))
     return ok(chunk, next_cursor=next_cursor)
+
+
+JSON_MEDIA_TYPES = ("application/json",)
+
+
+def require_json(request: Request) -> None:
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media_type not in JSON_MEDIA_TYPES:
+        raise ApiError(
+            415, "unsupported_media_type", "send the body as JSON (Content-Type: application/json)"
+        )
+
+
+async def read_json_object(request: Request, *, required: set[str]) -> dict[str, Any]:
+    """The body as a JSON object with exactly the `required` keys, or a 400."""
+    raw = await request.body()
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise ApiError(400, "bad_request", "the body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, "bad_request", "the body must be a JSON object")
+    if body.keys() != required:
+        expected = ", ".join(sorted(required))
+        raise ApiError(400, "bad_request", f"the body must be an object with exactly: {expected}")
+    return body

@@ -11,11 +11,11 @@ import fcntl
 import json
 import os
 import secrets
-import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from server_stub.files import write_json_atomically
 from server_stub.portal.models import PrincipalKind, Role, iso
 from server_stub.portal.store import TRAILS, DataError, load_snapshot, token_hash
 
@@ -38,20 +38,6 @@ def append_record(data_dir: Path, trail: str, record: dict[str, Any]) -> None:
         os.write(fd, line)
     finally:
         os.close(fd)
-
-
-def write_json_atomically(path: Path, value: Any) -> None:
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(value, handle, indent=2)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 def _now() -> datetime:

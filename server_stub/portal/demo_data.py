@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from server_stub.portal.admin import write_json_atomically
+from server_stub.files import write_json_atomically
 from server_stub.portal.models import iso
 from server_stub.portal.store import TRAILS, load_snapshot
 

@@ -15,7 +15,9 @@ from server_stub.http import (
 )
 from server_stub.service.auth import Authenticator
 from server_stub.service.db import ServiceDatabase
+from server_stub.service.intake import IntelIntake
 from server_stub.service.middleware import AccessLogMiddleware
+from server_stub.service.passkeys import PasskeyRoutes
 from server_stub.service.routes import ServiceRoutes
 from server_stub.service.settings import ServiceSettings
 
@@ -24,13 +26,18 @@ def create_app(
     settings: ServiceSettings,
     *,
     clock: Clock = time.monotonic,
+    wall_clock: Clock = time.time,
     authenticator: Authenticator | None = None,
 ) -> Starlette:
-    """The service app; `clock` drives the guard and the sessions (tests pass a fake one)."""
+    """The service app; `clock` drives the guard and the sessions, `wall_clock` (seconds since
+    the epoch) judges intel freshness and dates passkeys. Tests pass fake ones. Raises
+    StartupRefused when the passkey file or a WebAuthn setting is unusable."""
     auth = authenticator if authenticator is not None else Authenticator(settings, clock=clock)
-    routes = ServiceRoutes(auth, ServiceDatabase(settings.db_path))
+    intake = IntelIntake(settings.db_path, settings.intel_key(), wall_clock)
+    routes = ServiceRoutes(auth, ServiceDatabase(settings.db_path), intake)
+    passkeys = PasskeyRoutes.from_settings(settings, auth, clock=clock, wall_clock=wall_clock)
     app = Starlette(
-        routes=routes.routes(),
+        routes=[*routes.routes(), *passkeys.routes()],
         middleware=[
             Middleware(AccessLogMiddleware),
             Middleware(HeaderLimitMiddleware),
@@ -41,4 +48,5 @@ def create_app(
     # "/api/v1/system/" is not a route: answer 404, not a redirect to somewhere else.
     app.router.redirect_slashes = False
     app.state.authenticator = auth
+    app.state.passkeys = passkeys
     return app

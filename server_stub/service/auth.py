@@ -9,8 +9,8 @@ Every credential check goes through `Authenticator`, which decides in this order
    counts as no credential (a restarted server forgets its sessions; that is no attack);
 5. no credential: 401 `unauthorized`, not counted.
 
-A passkey login (a later addition) calls `admit_login`, then `failed_credential` or
-`successful_login` exactly like the token login does.
+A passkey login (server_stub/service/passkeys.py) calls `admit_login`, then `failed_credential`
+or `complete_login` exactly like the token login does.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 
-from server_stub.http import ApiError, Clock
+from server_stub.http import ApiError, Clock, ok
 from server_stub.service.client_ip import client_address, forwarded_for_values
 from server_stub.service.guard import BruteForceGuard, LoginFloodLimit
 from server_stub.service.security_log import security_event
@@ -33,7 +33,7 @@ from server_stub.service.sessions import SESSION_COOKIE, SessionStore
 from server_stub.service.settings import ServiceSettings
 
 READ_METHODS = frozenset({"GET", "HEAD"})
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class Via(StrEnum):
@@ -83,6 +83,10 @@ MISSING_CREDENTIAL = (
     "(the value of SERVICE_API_TOKEN), or log in at POST /api/v1/auth/login"
 )
 WRONG_CREDENTIAL = "the presented token is not valid"
+WRONG_PASSKEY = (
+    "the passkey was not accepted (unknown passkey, expired or reused challenge, or a response "
+    "that does not verify); try again or sign in with the token"
+)
 
 
 class Authenticator:
@@ -102,7 +106,7 @@ class Authenticator:
         self.guard = guard if guard is not None else BruteForceGuard(clock)
         self.flood = flood if flood is not None else LoginFloodLimit(clock)
         self.sessions = sessions if sessions is not None else SessionStore(clock)
-        self._configured_origin = _origin_key(settings.webauthn_origin or "")
+        self._configured_origin = origin_key(settings.webauthn_origin or "")
 
     def client_address(self, connection: HTTPConnection) -> str:
         peer = connection.scope.get("client")
@@ -170,11 +174,24 @@ class Authenticator:
         outcome = self.guard.record_failure(client, via=via.value)
         if outcome.retry_after is not None:
             return locked_out(outcome.retry_after)
-        return unauthorized(WRONG_CREDENTIAL)
+        return unauthorized(WRONG_PASSKEY if via is Via.PASSKEY else WRONG_CREDENTIAL)
 
     def successful_login(self, client: str, via: Via) -> None:
         self.guard.record_success(client)
         security_event("login", client, "credential_accepted", via=via.value)
+
+    def complete_login(self, request: Request, client: str, via: Via) -> Response:
+        """A login that succeeded: clears the address's counter and answers with a new session."""
+        self.successful_login(client, via)
+        response = ok(
+            {
+                "auth_required": True,
+                "authenticated": True,
+                "session_expires_in": int(self.sessions.lifetime_seconds),
+            }
+        )
+        self.start_session(request, response)
+        return response
 
     def start_session(self, request: Request, response: Response) -> None:
         """Sets a fresh `svc_session`; a session the browser already had is ended (no fixation)."""
@@ -224,13 +241,13 @@ class Authenticator:
             raise ApiError(403, "forbidden", "login must come from this site's own pages")
 
     def is_allowed_origin(self, request: Request, origin: str) -> bool:
-        presented = _origin_key(origin)
+        presented = origin_key(origin)
         if presented is None:
             return False
         if presented == self._configured_origin:
             return True
         host = request.headers.get("host")
-        return host is not None and presented == _origin_key(f"{request.url.scheme}://{host}")
+        return host is not None and presented == origin_key(f"{request.url.scheme}://{host}")
 
     def _is_secure(self, request: Request) -> bool:
         if request.url.scheme == "https":
@@ -243,7 +260,7 @@ class Authenticator:
             configured is not None
             and configured[0] == "https"
             and origin is not None
-            and _origin_key(origin) == configured
+            and origin_key(origin) == configured
         )
 
 
@@ -262,15 +279,15 @@ def _header_credential(request: Request) -> tuple[Via, str | None] | None:
     return None
 
 
-def _origin_key(origin: str) -> tuple[str, str, int] | None:
+def origin_key(origin: str) -> tuple[str, str, int] | None:
     """(scheme, host, port) with default ports filled in, or None when not an http(s) origin."""
     try:
         parts = urlsplit(origin.strip().lower())
         port = parts.port
     except ValueError:
         return None
-    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname:
+    if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
         return None
     if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
         return None
-    return parts.scheme, parts.hostname, port or _DEFAULT_PORTS[parts.scheme]
+    return parts.scheme, parts.hostname, port or DEFAULT_PORTS[parts.scheme]

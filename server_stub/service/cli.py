@@ -78,11 +78,15 @@ def serve(
         raise _fail("no database: pass --db PATH or set SERVICE_DB_PATH")
     for warning in warnings:
         typer.echo(warning, err=True)
+    try:
+        app = create_app(settings)
+    except StartupRefused as exc:
+        raise _fail(str(exc)) from None
     configure_logging()
     if not access_log:
         logging.getLogger("server_stub.access").setLevel(logging.WARNING)
     config = uvicorn.Config(
-        create_app(settings),
+        app,
         host=host,
         port=port,
         # The guard resolves the client address itself (SERVICE_TRUST_PROXY); uvicorn must not

@@ -4,7 +4,6 @@ Starlette's thread pool. Database reads are short and local."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from importlib import resources
 from typing import Any
@@ -13,9 +12,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from server_stub.http import ApiError, ok
+from server_stub.http import ApiError, ok, read_json_object, require_json
 from server_stub.service.auth import Authenticator, Via
 from server_stub.service.db import DatabaseUnavailable, PageOfRows, ServiceDatabase
+from server_stub.service.intake import IntelIntake, parse_envelope
 from server_stub.service.query import IDENTIFIER, PAGING, QueryReader, bad_request
 from server_stub.service.sessions import SESSION_COOKIE
 
@@ -23,7 +23,6 @@ ORDER_STATUSES = ("new", "partially_filled", "filled", "cancelled", "rejected")
 OPEN_ORDER_STATUSES = ("new", "partially_filled")
 SIDES = ("buy", "sell")
 EVENT_LEVELS = ("info", "warning", "error")
-JSON_TYPES = ("application/json",)
 
 SHELL_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -43,22 +42,36 @@ def unavailable() -> ApiError:
     return ApiError(503, "unavailable", "the service database cannot be read right now")
 
 
+# The dashboard's files under /static/ (ES modules and the style sheet), read once at start.
+STATIC_FILES = {
+    "shell.js": "text/javascript; charset=utf-8",
+    "api.js": "text/javascript; charset=utf-8",
+    "dashboard.js": "text/javascript; charset=utf-8",
+    "chart.js": "text/javascript; charset=utf-8",
+    "passkeys.js": "text/javascript; charset=utf-8",
+    "shell.css": "text/css; charset=utf-8",
+    "favicon.svg": "image/svg+xml",
+}
+
+
 def _static_text(name: str) -> str:
     return resources.files("server_stub.service").joinpath("static", name).read_text("utf-8")
 
 
 class ServiceRoutes:
-    def __init__(self, authenticator: Authenticator, database: ServiceDatabase) -> None:
+    def __init__(
+        self, authenticator: Authenticator, database: ServiceDatabase, intake: IntelIntake
+    ) -> None:
         self.auth = authenticator
         self.db = database
+        self.intake = intake
         required = authenticator.auth_required
         self._shell = (
             _static_text("index.html")
             .replace("{{AUTH_REQUIRED}}", "true" if required else "false")
             .replace("{{LOGIN_HIDDEN}}", "" if required else "hidden")
         )
-        self._shell_js = _static_text("shell.js")
-        self._shell_css = _static_text("shell.css")
+        self._static = {name: _static_text(name) for name in STATIC_FILES}
 
     def routes(self) -> list[BaseRoute]:
         read = ["GET"]
@@ -71,15 +84,14 @@ class ServiceRoutes:
             Route("/api/v1/pnl", self.pnl, methods=read),
             Route("/api/v1/risk", self.risk, methods=read),
             Route("/api/v1/events", self.events, methods=read),
-            Route("/api/v1/intel", self.intel, methods=read),
+            Route("/api/v1/intel", self.intel, methods=["GET", "POST"]),
             Route("/api/v1/auth/status", self.auth_status, methods=read),
             Route("/api/v1/auth/login", self.login, methods=["POST"]),
             Route("/api/v1/auth/logout", self.logout, methods=["POST"]),
             Route("/health/live", self.live, methods=read),
             Route("/health/ready", self.ready, methods=read),
             Route("/", self.shell, methods=read),
-            Route("/static/shell.js", self.shell_script, methods=read),
-            Route("/static/shell.css", self.shell_style, methods=read),
+            Route("/static/{name}", self.static_file, methods=read),
         ]
 
     # --- public pages and probes -------------------------------------------------------------
@@ -92,13 +104,11 @@ class ServiceRoutes:
             headers={**PAGE_HEADERS, "Content-Security-Policy": SHELL_CSP},
         )
 
-    async def shell_script(self, request: Request) -> Response:
-        return Response(
-            self._shell_js, media_type="text/javascript; charset=utf-8", headers=PAGE_HEADERS
-        )
-
-    async def shell_style(self, request: Request) -> Response:
-        return Response(self._shell_css, media_type="text/css; charset=utf-8", headers=PAGE_HEADERS)
+    async def static_file(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in self._static:
+            raise ApiError(404, "not_found", "no such file under /static/")
+        return Response(self._static[name], media_type=STATIC_FILES[name], headers=PAGE_HEADERS)
 
     async def live(self, request: Request) -> Response:
         return ok({"status": "live"})
@@ -125,25 +135,16 @@ class ServiceRoutes:
         if not self.auth.auth_required:
             return ok({"auth_required": False, "authenticated": True})
         self.auth.refuse_foreign_origin(request)
-        _require_json(request)
+        require_json(request)
         client = self.auth.client_address(request)
         self.auth.admit_login(client)
-        body = await _json_object(request, required={"token"})
+        body = await read_json_object(request, required={"token"})
         token = body["token"]
         if not isinstance(token, str) or not token:
             raise bad_request("token must be a non-empty string")
         if not self.auth.token_matches(token):
             raise self.auth.failed_credential(client, Via.LOGIN)
-        self.auth.successful_login(client, Via.LOGIN)
-        response = ok(
-            {
-                "auth_required": True,
-                "authenticated": True,
-                "session_expires_in": int(self.auth.sessions.lifetime_seconds),
-            }
-        )
-        self.auth.start_session(request, response)
-        return response
+        return self.auth.complete_login(request, client, Via.LOGIN)
 
     async def logout(self, request: Request) -> Response:
         QueryReader(request, ())
@@ -217,6 +218,8 @@ class ServiceRoutes:
         )
 
     async def intel(self, request: Request) -> Response:
+        if request.method == "POST":
+            return await self.receive_intel(request)
         self.auth.authenticate(request)
         query = QueryReader(request, (*PAGING, "kind", "source", "since", "until"))
         return self._page(
@@ -228,6 +231,13 @@ class ServiceRoutes:
             )
         )
 
+    async def receive_intel(self, request: Request) -> Response:
+        self.auth.authenticate_write(request)
+        QueryReader(request, ())
+        require_json(request)
+        receipt = self.intake.receive(parse_envelope(await request.body()))
+        return ok(receipt.data(), status=200 if receipt.duplicate else 201)
+
     def _read(self, read: Callable[[], Any]) -> Any:
         try:
             return read()
@@ -237,26 +247,3 @@ class ServiceRoutes:
     def _page(self, read: Callable[[], PageOfRows]) -> Response:
         page: PageOfRows = self._read(read)
         return ok(page.rows, next_cursor=page.next_cursor)
-
-
-def _require_json(request: Request) -> None:
-    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if media_type not in JSON_TYPES:
-        raise ApiError(
-            415, "unsupported_media_type", "send the body as JSON (Content-Type: application/json)"
-        )
-
-
-async def _json_object(request: Request, *, required: set[str]) -> dict[str, Any]:
-    raw = await request.body()
-    try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError):
-        raise bad_request("the body is not valid JSON") from None
-    if not isinstance(body, dict):
-        raise bad_request("the body must be a JSON object")
-    missing = required - body.keys()
-    unknown = body.keys() - required
-    if missing or unknown:
-        raise bad_request(f"the body must be an object with exactly: {', '.join(sorted(required))}")
-    return body

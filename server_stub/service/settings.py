@@ -7,6 +7,7 @@ from pathlib import Path
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from server_stub.intel.envelope import key_bytes
 from server_stub.serve import is_loopback
 
 MIN_TOKEN_LENGTH = 24
@@ -31,6 +32,7 @@ class ServiceSettings(BaseSettings):
     webauthn_rp_id: str | None = None
     webauthn_origin: str | None = None
     db_path: Path | None = None
+    intel_hmac: SecretStr = SecretStr("")
 
     @field_validator("api_token", mode="before")
     @classmethod
@@ -52,6 +54,11 @@ class ServiceSettings(BaseSettings):
     def auth_enabled(self) -> bool:
         return bool(self.api_token.get_secret_value())
 
+    def intel_key(self) -> bytes | None:
+        """The intel signing key, or None when the intake is off (SERVICE_INTEL_HMAC empty)."""
+        secret = self.intel_hmac.get_secret_value()
+        return key_bytes(secret) if secret else None
+
 
 def load_settings(**overrides: object) -> ServiceSettings:
     """Reads the environment; a bad value raises StartupRefused naming the variable, never the
@@ -65,6 +72,10 @@ def load_settings(**overrides: object) -> ServiceSettings:
         )
         raise StartupRefused(f"invalid configuration: {problems}") from None
     check_token(settings)
+    try:
+        settings.intel_key()
+    except ValueError as exc:
+        raise StartupRefused(f"SERVICE_INTEL_HMAC: {exc}") from None
     return settings
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -11,8 +12,10 @@ import httpx
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from portal_tools.client import fetch
-from portal_tools.errors import ServerError
+from portal_tools.errors import ServerError, Unreachable
 from portal_tools.toolspec import ToolSpec
+
+RETRY_DELAY_SECONDS = 0.2
 
 
 @dataclass(frozen=True)
@@ -39,11 +42,33 @@ async def call_tool(
     """Runs one row: reads its backend's settings now, sends the request, checks the payload.
 
     `arguments` are already validated against the row's parameters; `None` means not given.
+    Only a row that declares `transport_retries` is resent, and only when the connection failed:
+    an HTTP answer (a 429 above all) is never retried.
     Raises a `CallError` subclass on any failure.
     """
+    given = {name: value for name, value in arguments.items() if value is not None}
+    if spec.precheck is not None:
+        spec.precheck(given)
     connection = spec.backend.connect()
-    query = {name: str(value) for name, value in arguments.items() if value is not None}
-    payload = await fetch(http, connection, spec.method, spec.path, query=query, needs=spec.access)
+    body = given.pop(spec.body, None) if spec.body else None
+    query = {name: str(value) for name, value in given.items()}
+    attempts = 1 + spec.transport_retries
+    for attempt in range(1, attempts + 1):
+        try:
+            payload = await fetch(
+                http,
+                connection,
+                spec.method,
+                spec.path,
+                query=query,
+                needs=spec.access,
+                json_body=body,
+            )
+            break
+        except Unreachable:
+            if attempt == attempts:
+                raise
+            await asyncio.sleep(RETRY_DELAY_SECONDS * attempt)
     try:
         _payload_type(spec.returns, spec.many).validate_python(payload.data)
     except ValidationError as exc:

@@ -7,7 +7,9 @@ a 429 in particular must not be, or a wrong token would burn the lockout budget.
 
 from __future__ import annotations
 
+import os
 import re
+import ssl
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,8 +63,17 @@ class Payload:
 
 
 def new_http_client() -> httpx.AsyncClient:
-    """One pooled client per process (CLI call) or per server (MCP)."""
-    return httpx.AsyncClient(timeout=httpx.Timeout(TIMEOUT_SECONDS, connect=5.0))
+    """One pooled client per process (CLI call) or per server (MCP).
+
+    `trust_env=False`: httpx would otherwise scan the whole environment for proxy settings, and
+    that environment may hold SERVICE_INTEL_HMAC, which this package never reads. The backends
+    are on loopback or behind an SSH tunnel; a private CA is taken from SSL_CERT_FILE by name.
+    """
+    ca_file = os.environ.get("SSL_CERT_FILE")
+    verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=ca_file) if ca_file else True
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(TIMEOUT_SECONDS, connect=5.0), trust_env=False, verify=verify
+    )
 
 
 async def fetch(
@@ -73,11 +84,16 @@ async def fetch(
     *,
     query: dict[str, str],
     needs: str,
+    json_body: Any = None,
 ) -> Payload:
     """Sends one request; `needs` says who may call `path`, for the message of a 403."""
     try:
         response = await http.request(
-            method, connection.base_url + path, params=query, headers=connection.headers()
+            method,
+            connection.base_url + path,
+            params=query,
+            headers=connection.headers(),
+            json=json_body,
         )
     except httpx.TransportError as exc:
         raise _unreachable(connection, exc, http.timeout.read) from None

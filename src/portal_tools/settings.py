@@ -1,52 +1,60 @@
-"""Where the portal is and who is calling, read from the environment at each call."""
+"""Where the portal is and who is calling, read from the environment at each call.
+
+Settings are pydantic models filled from the environment variables they name, and from no others.
+pydantic-settings is not used on this side on purpose: it copies the whole environment, and on a
+host that also runs the intel signer that environment holds SERVICE_INTEL_HMAC, a secret the MCP
+package must never hold (spec 2, section 2). Reading only named variables is also faster, which
+matters once per tool call.
+"""
 
 from __future__ import annotations
 
-from typing import TypeVar
+import os
+from typing import ClassVar, Self
 
-from pydantic import AnyHttpUrl, SecretStr, ValidationError
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import AnyHttpUrl, BaseModel, ConfigDict, SecretStr, ValidationError
 
 from portal_tools.client import Connection
 from portal_tools.errors import Misconfigured
 
 
-class EnvironmentSettings(BaseSettings):
-    """Settings from environment variables only (no .env or secret files), read per call."""
+class EnvironmentSettings(BaseModel):
+    """A model whose fields come from named environment variables; empty counts as unset."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    variables: ClassVar[dict[str, tuple[str, ...]]]
+    """Field -> the variables that may set it, first set one wins."""
 
     @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # One source is also a third faster to read, which matters once per tool call.
-        return (env_settings,)
-
-
-SettingsT = TypeVar("SettingsT", bound=EnvironmentSettings)
-
-
-def read_settings(settings_class: type[SettingsT]) -> SettingsT:
-    """The settings as the environment holds them now; a bad value raises `Misconfigured`."""
-    try:
-        return settings_class()
-    except ValidationError as exc:
-        prefix = str(settings_class.model_config.get("env_prefix", ""))
-        problems = "; ".join(
-            f"{prefix}{'_'.join(str(part) for part in error['loc'])}".upper() + f": {error['msg']}"
-            for error in exc.errors(include_input=False, include_url=False)
-        )
-        raise Misconfigured(f"invalid environment: {problems}") from None
+    def from_environment(cls) -> Self:
+        """The settings as the environment holds them now; a bad value raises `Misconfigured`
+        naming the variable (never its value)."""
+        values: dict[str, str] = {}
+        source: dict[str, str] = {}
+        for field, names in cls.variables.items():
+            for name in names:
+                value = os.environ.get(name)
+                if value:
+                    values[field], source[field] = value, name
+                    break
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{source.get(str(error['loc'][0]), str(error['loc'][0]))}: {error['msg']}"
+                for error in exc.errors(include_input=False, include_url=False)
+            )
+            raise Misconfigured(f"invalid environment: {problems}") from None
 
 
 class PortalSettings(EnvironmentSettings):
-    """`PORTAL_API_BASE` and `PORTAL_SESSION_TOKEN` (empty counts as unset)."""
+    """`PORTAL_API_BASE` and `PORTAL_SESSION_TOKEN`."""
 
-    model_config = SettingsConfigDict(env_prefix="PORTAL_", env_ignore_empty=True, extra="ignore")
+    variables: ClassVar[dict[str, tuple[str, ...]]] = {
+        "api_base": ("PORTAL_API_BASE",),
+        "session_token": ("PORTAL_SESSION_TOKEN",),
+    }
 
     api_base: AnyHttpUrl = AnyHttpUrl("http://127.0.0.1:8081")
     session_token: SecretStr | None = None
@@ -62,4 +70,4 @@ class PortalSettings(EnvironmentSettings):
 
 
 def portal_connection() -> Connection:
-    return read_settings(PortalSettings).connection()
+    return PortalSettings.from_environment().connection()

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from portal_tools.client import Connection
 
-ParamType = Literal["string", "integer"]
+ParamType = Literal["string", "integer", "object"]
 
 
 @dataclass(frozen=True)
@@ -30,18 +30,26 @@ class Param:
     description: str
     minimum: int | None = None
     maximum: int | None = None
+    choices: tuple[str, ...] = ()
+    required: bool = False
+    schema: dict[str, Any] | None = None
+    """A JSON schema for an object parameter; the CLI reads one from `--file PATH|-`."""
 
     @property
     def python_type(self) -> type:
-        return int if self.json_type == "integer" else str
+        return {"integer": int, "string": str, "object": dict}[self.json_type]
 
     @property
     def option(self) -> str:
-        """The CLI option, e.g. `--limit`."""
-        return "--" + self.name.replace("_", "-")
+        """The CLI option, e.g. `--limit`; an object parameter is read from `--file`."""
+        return "--file" if self.json_type == "object" else "--" + self.name.replace("_", "-")
 
     def json_schema(self) -> dict[str, Any]:
         schema: dict[str, Any] = {"type": self.json_type, "description": self.description}
+        if self.schema is not None:
+            schema = {**self.schema, "description": self.description}
+        if self.choices:
+            schema["enum"] = list(self.choices)
         if self.minimum is not None:
             schema["minimum"] = self.minimum
         if self.maximum is not None:
@@ -86,12 +94,15 @@ class Backend:
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """One tool: a GET of one REST path whose `data` is the tool's result."""
+    """One tool: one request to one REST path whose `data` is the tool's result.
+
+    Parameters go in the query string, except the one named by `body`, sent as the JSON body.
+    """
 
     name: str
     title: str
     description: str
-    method: Literal["GET"]
+    method: Literal["GET", "POST"]
     path: str
     params: tuple[Param, ...]
     returns: type[BaseModel]
@@ -104,10 +115,19 @@ class ToolSpec:
     """The `svc-portal` command path, e.g. ("identity", "credential", "revokes")."""
     toolset: str
     hints: Hints = READ_ONLY
+    body: str | None = None
+    precheck: Callable[[dict[str, Any]], None] | None = None
+    """Checks the arguments before anything is sent; raises `BadRequest` with what to fix."""
+    transport_retries: int = 0
+    """Resends after a connection failure; only for rows whose request is idempotent."""
 
     def input_schema(self) -> dict[str, Any]:
-        return {
+        schema: dict[str, Any] = {
             "type": "object",
             "properties": {param.name: param.json_schema() for param in self.params},
             "additionalProperties": False,
         }
+        required = [param.name for param in self.params if param.required]
+        if required:
+            schema["required"] = required
+        return schema

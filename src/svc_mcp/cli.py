@@ -36,6 +36,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args[:1] and args[0] in SETUP_COMMANDS:
         _run_setup(args)
         return
+    if args[:1] == ["demo"]:
+        _run_demo(args[1:])
+        return
     parser = _parser()
     options = parser.parse_args(args)
     _check_serving_options(parser, options)
@@ -85,6 +88,24 @@ class _SetupFirst(argparse.Action):
 
 
 # --- end of install, uninstall, doctor
+
+
+# --- demo: svc_mcp.demo (which loads mcp, rich and the stubs) is imported only when it runs;
+# argparse here only lists it in --help.
+def _run_demo(args: Sequence[str]) -> None:
+    from svc_mcp.demo import main as demo_main
+
+    demo_main(args)
+
+
+def _add_demo_command(commands: argparse._SubParsersAction[_Parser]) -> None:
+    command = commands.add_parser(
+        "demo", help="run the stubs and drive svc-mcp over stdio", add_help=False
+    )
+    command.add_argument("demo_args", nargs=argparse.REMAINDER, action=_SetupFirst)
+
+
+# --- end of demo
 
 
 def _list(selected: Sequence[ToolSpec], *, as_json: bool) -> None:
@@ -172,11 +193,17 @@ def _parser() -> argparse.ArgumentParser:
     portal = commands.add_parser("portal", help="the svc-portal commands", add_help=False)
     portal.add_argument("portal_args", nargs=argparse.REMAINDER)
     _add_setup_commands(commands)
+    _add_demo_command(commands)
     for spec in TOOLS:
         command = commands.add_parser(spec.name, help=spec.title, description=spec.description)
         for param in spec.params:
             command.add_argument(
-                param.option, dest=param.name, type=_param_type(param), help=param.description
+                param.option,
+                dest=param.name,
+                type=_param_type(param),
+                required=param.required,
+                metavar="PATH|-" if param.json_type == "object" else None,
+                help=param.description,
             )
     return parser
 
@@ -216,7 +243,37 @@ def _toolsets(text: str) -> frozenset[str]:
 def _param_type(param: Param) -> Callable[[str], object]:
     if param.json_type == "integer":
         return _bounded_int(param.minimum, param.maximum)
+    if param.json_type == "object":
+        return _json_file
+    if param.choices:
+        return _choice(param.choices)
     return str
+
+
+def _choice(choices: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in choices:
+            raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(choices)}")
+        return text
+
+    return parse
+
+
+def _json_file(source: str) -> object:
+    """The JSON object in the file `source`, or on standard input for `-`."""
+    import json
+    from pathlib import Path
+
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        value = json.loads(text)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot read {source}: {exc.strerror}") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise argparse.ArgumentTypeError(f"{source} is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"{source} must hold a JSON object")
+    return value
 
 
 def _bounded_int(minimum: int | None, maximum: int | None) -> Callable[[str], int]:

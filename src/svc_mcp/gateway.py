@@ -21,7 +21,6 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from portal_tools.client import new_http_client
-from portal_tools.settings import read_settings
 from portal_tools.toolspec import ToolSpec
 from svc_mcp.server import build_server
 from svc_mcp.settings import GatewaySettings
@@ -134,7 +133,7 @@ class BearerGate:
 
 
 async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None:
-    secret = read_settings(GatewaySettings).gateway_token
+    secret = GatewaySettings.from_environment().gateway_token
     token = required_token(options, secret.get_secret_value() if secret else None)
     async with new_http_client() as http:
         app: ASGIApp = build_server(specs, http).streamable_http_app(

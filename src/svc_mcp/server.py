@@ -28,9 +28,12 @@ from portal_tools.toolspec import ToolSpec
 
 SERVER_NAME = "svc-mcp"
 INSTRUCTIONS = (
-    "Read-only tools for the service portal (portal_*): the service catalog, how to reach each "
-    "service (MCP, web, CLI), the portal page, the caller's identity, and audit trails that "
-    "need the auditor role. Lists are paged: pass next_cursor back as cursor."
+    "Tools for two services. portal_*: the service portal's catalog, how to reach each service "
+    "(MCP, web, CLI), the portal page, the caller's identity, and audit trails that need the "
+    "auditor role. get_*: the trading data service's state, positions, orders, fills, P&L, risk, "
+    "events and intel inbox (start with get_system). submit_intel forwards a pre-signed intel "
+    "envelope and is the only write; nothing here can pause, resume, flatten or place orders. "
+    "Lists are paged: pass next_cursor back as cursor."
 )
 
 
@@ -84,8 +87,13 @@ def arguments_model(spec: ToolSpec) -> type[ArgModelBase]:
     text is accepted too: some MCP clients send every argument as a string)."""
     fields: dict[str, Any] = {
         param.name: (
-            param.python_type | None,
-            Field(default=None, ge=param.minimum, le=param.maximum, description=param.description),
+            param.python_type if param.required else param.python_type | None,
+            Field(
+                default=... if param.required else None,
+                ge=param.minimum,
+                le=param.maximum,
+                description=param.description,
+            ),
         )
         for param in spec.params
     }

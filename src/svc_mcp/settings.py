@@ -1,26 +1,29 @@
 """The MCP side's own environment: the data service backend and the HTTP gateway's token.
 
-Read at call time like the portal's (`portal_tools.settings`). `SERVICE_INTEL_HMAC` is never read.
+Read at call time like the portal's (`portal_tools.settings`), from named variables only.
+`SERVICE_INTEL_HMAC` is never read.
 """
 
 from __future__ import annotations
 
-from pydantic import AliasChoices, AnyHttpUrl, Field, SecretStr
-from pydantic_settings import SettingsConfigDict
+from typing import ClassVar
+
+from pydantic import AnyHttpUrl, SecretStr
 
 from portal_tools.client import Connection
-from portal_tools.settings import EnvironmentSettings, read_settings
+from portal_tools.settings import EnvironmentSettings
 
 
 class ServiceSettings(EnvironmentSettings):
     """`SERVICE_API_BASE`; the token from `SERVICE_API_TOKEN`, else `DASHBOARD_API_TOKEN`."""
 
-    model_config = SettingsConfigDict(env_prefix="SERVICE_", env_ignore_empty=True, extra="ignore")
+    variables: ClassVar[dict[str, tuple[str, ...]]] = {
+        "api_base": ("SERVICE_API_BASE",),
+        "api_token": ("SERVICE_API_TOKEN", "DASHBOARD_API_TOKEN"),
+    }
 
     api_base: AnyHttpUrl = AnyHttpUrl("http://127.0.0.1:8080")
-    api_token: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("SERVICE_API_TOKEN", "DASHBOARD_API_TOKEN")
-    )
+    api_token: SecretStr | None = None
 
     def connection(self) -> Connection:
         return Connection(
@@ -33,12 +36,12 @@ class ServiceSettings(EnvironmentSettings):
 
 
 def service_connection() -> Connection:
-    return read_settings(ServiceSettings).connection()
+    return ServiceSettings.from_environment().connection()
 
 
 class GatewaySettings(EnvironmentSettings):
     """`SVC_MCP_GATEWAY_TOKEN`: the bearer token every request to `svc-mcp --http` must carry."""
 
-    model_config = SettingsConfigDict(env_prefix="SVC_MCP_", env_ignore_empty=True, extra="ignore")
+    variables: ClassVar[dict[str, tuple[str, ...]]] = {"gateway_token": ("SVC_MCP_GATEWAY_TOKEN",)}
 
     gateway_token: SecretStr | None = None

@@ -1,8 +1,7 @@
 """The one tool table: every tool that `svc-mcp` serves, lists and runs (DESIGN section 2).
 
-Rows are declared next to their backend (`portal_tools.tools`, and the analytics rows on
-`svc_mcp.service.SERVICE`); this is where they meet, and where `--toolsets` and `--read-only`
-choose among them.
+Rows are declared next to their backend (`portal_tools.tools`, `svc_mcp.analytics`); this is
+where they meet, and where `--toolsets` and `--read-only` choose among them.
 """
 
 from __future__ import annotations
@@ -11,8 +10,9 @@ from collections.abc import Collection
 
 from portal_tools.tools import PORTAL_TOOLS
 from portal_tools.toolspec import ToolSpec
+from svc_mcp.analytics import ANALYTICS_TOOLS
 
-TOOLS: tuple[ToolSpec, ...] = PORTAL_TOOLS
+TOOLS: tuple[ToolSpec, ...] = PORTAL_TOOLS + ANALYTICS_TOOLS
 TOOLSETS = ("portal", "analytics")
 
 

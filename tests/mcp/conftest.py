@@ -28,7 +28,15 @@ SVC_STUB = str(BIN / "svc-stub")
 SESSIONS = {"auditor": "alice", "reader": "carol", "service_auditor": "audit-bot"}
 """Callers with a session -> the demo principal it is issued for (alice is a human auditor)."""
 
-_OUR_VARIABLES = ("PORTAL_API_BASE", "PORTAL_SESSION_TOKEN", "SVC_MCP_GATEWAY_TOKEN")
+_OUR_VARIABLES = (
+    "PORTAL_API_BASE",
+    "PORTAL_SESSION_TOKEN",
+    "SVC_MCP_GATEWAY_TOKEN",
+    "SERVICE_API_BASE",
+    "SERVICE_API_TOKEN",
+    "DASHBOARD_API_TOKEN",
+    "SERVICE_INTEL_HMAC",
+)
 
 
 @dataclass(frozen=True)
@@ -123,3 +131,49 @@ def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PortalStub]:
         ready_path="/api/page",
     ) as server:
         yield PortalStub(base_url=server.base_url, tokens=tokens)
+
+
+SERVICE_TOKEN = "svc-mcp-test-token-" + "t" * 24
+INTEL_KEY = "svc-mcp-test-intel-key-" + "k" * 24
+
+
+@dataclass(frozen=True)
+class ServiceStub:
+    base_url: str
+    db: Path
+    log_path: Path
+
+    def env(self, token: str | None = SERVICE_TOKEN) -> dict[str, str]:
+        """The variables a client process needs to call the data service."""
+        variables = {"SERVICE_API_BASE": self.base_url}
+        if token is not None:
+            variables["SERVICE_API_TOKEN"] = token
+        return variables
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {SERVICE_TOKEN}"}
+
+
+@contextlib.contextmanager
+def service_stub(root: Path, **extra_env: str) -> Iterator[ServiceStub]:
+    """A real `svc-stub service` with demo data, auth on and an intel key."""
+    db = root / "service.db"
+    subprocess.run(
+        [SVC_STUB, "demo-data", "service", "--db", str(db)], check=True, capture_output=True
+    )
+    port = free_port()
+    env = {"SERVICE_API_TOKEN": SERVICE_TOKEN, "SERVICE_INTEL_HMAC": INTEL_KEY, **extra_env}
+    with running_server(
+        ["-m", "server_stub", "service", "--db", str(db), "--port", str(port)],
+        port=port,
+        log_path=root / "service.log",
+        ready_path="/health/live",
+        env=env,
+    ) as server:
+        yield ServiceStub(base_url=server.base_url, db=db, log_path=server.log_path)
+
+
+@pytest.fixture(scope="session")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceStub]:
+    with service_stub(tmp_path_factory.mktemp("mcp-service")) as stub:
+        yield stub

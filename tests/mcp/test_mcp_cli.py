@@ -17,6 +17,8 @@ import respx
 from portal_tools.exits import EXIT_CODES
 from portal_tools.tools import PORTAL_TOOLS
 from svc_mcp import cli as svc_mcp_cli
+from svc_mcp.analytics import ANALYTICS_TOOLS
+from svc_mcp.table import TOOLS
 from tests.mcp.conftest import (
     SVC_MCP,
     SVC_PORTAL,
@@ -233,13 +235,15 @@ def test_tools_lists_the_table_as_json_when_piped(portal: PortalStub) -> None:
         ]
     )
     listed = json.loads(everything.stdout)
-    assert [tool["name"] for tool in listed] == [spec.name for spec in PORTAL_TOOLS]
-    for tool, spec in zip(listed, PORTAL_TOOLS, strict=True):
+    assert [tool["name"] for tool in listed] == [spec.name for spec in TOOLS]
+    for tool, spec in zip(listed, TOOLS, strict=True):
         assert tool["annotations"] == spec.hints.annotations()
         assert tool["inputSchema"] == spec.input_schema()
         assert tool["cli"] == list(spec.cli)
-    assert json.loads(analytics.stdout) == []
-    assert json.loads(read_only.stdout) == listed, "every portal tool is read-only"
+    analytics_names = [tool["name"] for tool in json.loads(analytics.stdout)]
+    assert analytics_names == [spec.name for spec in ANALYTICS_TOOLS]
+    portal_listed = [tool for tool in listed if tool["name"].startswith("portal_")]
+    assert json.loads(read_only.stdout) == portal_listed, "every portal tool is read-only"
 
 
 def test_tools_draws_a_table_on_a_terminal(portal: PortalStub) -> None:

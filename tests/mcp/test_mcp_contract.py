@@ -26,6 +26,7 @@ from portal_tools import cli as svc_portal_cli
 from portal_tools.tools import ANYONE, AUDITOR, PORTAL_TOOLS
 from portal_tools.toolspec import ToolSpec
 from svc_mcp import cli as svc_mcp_cli
+from svc_mcp.table import TOOLS
 from tests.mcp.conftest import (
     SVC_MCP,
     SVC_PORTAL,
@@ -194,7 +195,7 @@ def test_every_client_refuses_alike(
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_tools_list_declares_every_row(views: dict[str, CallerView], transport: str) -> None:
     listed = {tool.name: tool for tool in getattr(views["anonymous"], transport).tools.tools}
-    assert list(listed) == [spec.name for spec in PORTAL_TOOLS]
+    assert list(listed) == [spec.name for spec in TOOLS]
     for spec in PORTAL_TOOLS:
         tool = listed[spec.name]
         assert tool.title == spec.title

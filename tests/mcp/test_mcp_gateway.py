@@ -13,7 +13,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from portal_tools.tools import PORTAL_TOOLS
+from svc_mcp.table import TOOLS
 from tests.mcp.conftest import SVC_MCP, PortalStub, process_env, run_commands
 from tests.support import Server, free_port, running_server
 
@@ -148,7 +148,7 @@ def test_with_the_gateway_token_mcp_works_and_rebinding_is_still_refused(
     bearer = f"Bearer {GATEWAY_TOKEN}"
     assert initialize(remote_url, Authorization=bearer, Host="evil.example").status_code == 421
     names, identity = asyncio.run(_whoami_over(remote_url, bearer))
-    assert names == [spec.name for spec in PORTAL_TOOLS]
+    assert names == [spec.name for spec in TOOLS]
     assert identity == {"id": "alice", "kind": "human", "role": "auditor"}
 
 

@@ -9,6 +9,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
 from portal_tools.tools import PORTAL_TOOLS
+from svc_mcp.analytics import ANALYTICS_TOOLS
+from svc_mcp.table import TOOLS
 from tests.mcp.conftest import SVC_MCP, PortalStub
 
 
@@ -24,8 +26,7 @@ async def listed_and_called(
 
 
 def test_toolsets_and_read_only_choose_what_is_served(portal: PortalStub) -> None:
-    """No analytics rows exist yet and every portal row is read-only (the table's own tests show
-    --read-only dropping a writing row)."""
+    """--toolsets picks whole toolsets; --read-only drops submit_intel, the only writing row."""
 
     async def three_servers() -> list[list[str]]:
         runs = await asyncio.gather(
@@ -37,8 +38,8 @@ def test_toolsets_and_read_only_choose_what_is_served(portal: PortalStub) -> Non
 
     analytics, read_only, portal_read_only = asyncio.run(three_servers())
     every_portal_tool = [spec.name for spec in PORTAL_TOOLS]
-    assert analytics == []
-    assert read_only == every_portal_tool
+    assert analytics == [spec.name for spec in ANALYTICS_TOOLS]
+    assert read_only == [spec.name for spec in TOOLS if spec.name != "submit_intel"]
     assert portal_read_only == every_portal_tool
 
 

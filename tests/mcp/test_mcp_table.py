@@ -36,7 +36,7 @@ OBJECT_PAYLOADS = {"portal_page", "portal_whoami"}
 def test_the_portal_rows_are_the_specs() -> None:
     rows = {spec.name: (spec.path, " ".join(spec.cli)) for spec in PORTAL_TOOLS}
     assert rows == SPEC_ROWS
-    assert TOOLS == PORTAL_TOOLS
+    assert TOOLS[: len(PORTAL_TOOLS)] == PORTAL_TOOLS
     for spec in PORTAL_TOOLS:
         assert spec.method == "GET"
         assert spec.backend is PORTAL

@@ -79,6 +79,7 @@ def make_service(demo_db: Path) -> MakeService:
         hops: int = 1,
         db_path: Path | None = demo_db,
         webauthn_origin: str | None = None,
+        webauthn_rp_id: str | None = None,
     ) -> ServiceUnderTest:
         settings = ServiceSettings(
             api_token=token,  # type: ignore[arg-type]
@@ -86,6 +87,7 @@ def make_service(demo_db: Path) -> MakeService:
             trusted_proxy_hops=hops,
             db_path=db_path,
             webauthn_origin=webauthn_origin,
+            webauthn_rp_id=webauthn_rp_id,
         )
         clock = FakeClock()
         return ServiceUnderTest(create_app(settings, clock=clock), clock, settings)

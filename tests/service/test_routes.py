@@ -244,19 +244,38 @@ def test_html_shell_is_public_and_shows_a_login_form_when_a_token_is_set(
     assert TOKEN not in gated.text
     open_shell = make_service(token="").client().get("/")
     assert '<section id="login" aria-labelledby="login-title" hidden>' in open_shell.text
-    script = make_service().client().get("/static/shell.js")
-    assert script.status_code == 200
-    assert "/api/v1/auth/login" in script.text
-    assert "localStorage" not in script.text.replace("no localStorage", "")
-    assert "sessionStorage" not in script.text.replace("no sessionStorage", "")
+    client = make_service().client()
+    scripts = ""
+    for name in ("shell.js", "api.js", "dashboard.js", "chart.js", "passkeys.js"):
+        script = client.get(f"/static/{name}")
+        assert script.status_code == 200
+        assert script.headers["content-type"] == "text/javascript; charset=utf-8"
+        scripts += script.text
+    assert "/api/v1/auth/login" in scripts
+    assert "localStorage" not in scripts.replace("no localStorage", "")
+    assert "sessionStorage" not in scripts.replace("no sessionStorage", "")
+    assert "document.cookie" not in scripts
+    assert "innerHTML" not in scripts
+    # No inline script or style: the CSP allows only files from this origin.
+    assert '<script type="module" src="/static/shell.js"></script>' in gated.text
+    assert "<script>" not in gated.text
+    assert " style=" not in gated.text
+    assert client.get("/static/favicon.svg").headers["content-type"] == "image/svg+xml"
+    assert client.get("/static/shell.css").headers["content-type"] == "text/css; charset=utf-8"
+    assert client.get("/static/nope.js").status_code == 404
+    assert client.get("/static/..%2Fapp.py").status_code == 404
 
 
 def test_every_non_get_on_a_get_route_is_405_with_allow(client: TestClient) -> None:
     for path in GET_ROUTES:
+        # The intel inbox also takes POST: the intake of signed envelopes.
+        allowed = "GET, HEAD, POST" if path == "/api/v1/intel" else "GET, HEAD"
         for method in ("POST", "PUT", "PATCH", "DELETE", "OPTIONS"):
+            if method in allowed:
+                continue
             response = client.request(method, path, headers=BEARER)
             assert_error(response, 405, "method_not_allowed")
-            assert response.headers["Allow"] == "GET, HEAD"
+            assert response.headers["Allow"] == allowed
     for path in ("/api/v1/auth/login", "/api/v1/auth/logout"):
         response = client.get(path)
         assert_error(response, 405, "method_not_allowed")

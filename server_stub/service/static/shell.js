@@ -1,78 +1,79 @@
-// The public shell. The token typed into the form is sent once to POST /api/v1/auth/login and
-// never stored: no localStorage, no sessionStorage, no cookie written from script. The server
-// answers with an HttpOnly session cookie that later requests carry by themselves.
-"use strict";
-
-const $ = (id) => document.getElementById(id);
-
-async function getJson(path) {
-  const response = await fetch(path, { credentials: "same-origin", headers: { Accept: "application/json" } });
-  return { status: response.status, body: await response.json().catch(() => null) };
-}
+// The dashboard's entry module: the login gate, then the dashboard.
+// The token typed into the form is sent once to POST /api/v1/auth/login and never stored:
+// no localStorage, no sessionStorage, no cookie written from script. The server answers with an
+// HttpOnly session cookie that later requests carry by themselves; a passkey login ends the same
+// way.
+import { $, call, say } from "./api.js";
+import { loadDashboard } from "./dashboard.js";
+import { passkeyProblem, registerPasskey, showPasskeys, signInWithPasskey } from "./passkeys.js";
 
 function show(section) {
   $("login").hidden = section !== "login";
   $("dashboard").hidden = section !== "dashboard";
 }
 
-async function showDashboard(authRequired) {
-  show("dashboard");
-  $("logout").hidden = !authRequired;
-  const { status, body } = await getJson("/api/v1/system");
-  if (status === 200 && body && body.ok) {
-    $("status-line").textContent = `Mode: ${body.data.mode}`;
-    $("system").textContent = JSON.stringify(body.data, null, 2);
-  } else {
-    $("status-line").textContent = body && body.error ? body.error.message : `HTTP ${status}`;
-  }
+function showLogin() {
+  show("login");
+  $("logout").hidden = true;
+  $("status-line").textContent = "Sign in to continue.";
+  const problem = passkeyProblem();
+  $("passkey-login").hidden = problem !== null;
+  say("passkey-login-unavailable", problem);
+  $("token").focus();
 }
 
 async function refresh() {
-  const { status, body } = await getJson("/api/v1/auth/status");
-  if (status !== 200 || !body || !body.ok) {
-    $("status-line").textContent = body && body.error ? body.error.message : `HTTP ${status}`;
+  const status = await call("GET", "/api/v1/auth/status");
+  if (!status.ok) {
+    $("status-line").textContent = status.error;
     return;
   }
-  if (body.data.auth_required && !body.data.authenticated) {
-    $("status-line").textContent = "Sign in to continue.";
-    show("login");
-    $("token").focus();
+  const { auth_required: authRequired, authenticated } = status.data;
+  if (authRequired && !authenticated) {
+    showLogin();
     return;
   }
-  await showDashboard(body.data.auth_required);
+  show("dashboard");
+  $("logout").hidden = !authRequired;
+  $("passkeys").hidden = !authRequired;
+  $("status-line").textContent = authRequired ? "Signed in." : "Auth is off (no token set).";
+  await Promise.all([loadDashboard(), authRequired ? showPasskeys() : null]);
 }
 
-async function login(event) {
+async function tokenLogin(event) {
   event.preventDefault();
   const field = $("token");
-  const error = $("login-error");
-  error.hidden = true;
-  const response = await fetch("/api/v1/auth/login", {
-    method: "POST",
-    credentials: "same-origin",
-    headers: { "Content-Type": "application/json", Accept: "application/json" },
-    body: JSON.stringify({ token: field.value }),
-  });
+  say("login-error", "");
+  const result = await call("POST", "/api/v1/auth/login", { token: field.value });
   field.value = "";
-  if (response.ok) {
-    await refresh();
+  if (!result.ok) {
+    say("login-error", result.error);
     return;
   }
-  const body = await response.json().catch(() => null);
-  error.textContent = body && body.error ? body.error.message : `HTTP ${response.status}`;
-  error.hidden = false;
-}
-
-async function logout() {
-  await fetch("/api/v1/auth/logout", { method: "POST", credentials: "same-origin" });
   await refresh();
 }
 
-document.addEventListener("DOMContentLoaded", () => {
-  $("login-form").addEventListener("submit", login);
-  $("logout").addEventListener("click", logout);
-  if (document.body.dataset.authRequired === "true") {
-    show("login");
+async function passkeyLogin() {
+  say("login-error", "");
+  const problem = await signInWithPasskey();
+  if (problem) {
+    say("login-error", problem);
+    return;
   }
-  refresh();
-});
+  await refresh();
+}
+
+async function logout() {
+  await call("POST", "/api/v1/auth/logout");
+  await refresh();
+}
+
+// A module script runs once the document is parsed, so the elements exist.
+$("login-form").addEventListener("submit", tokenLogin);
+$("passkey-login").addEventListener("click", passkeyLogin);
+$("passkey-register").addEventListener("submit", registerPasskey);
+$("logout").addEventListener("click", logout);
+if (document.body.dataset.authRequired === "true") {
+  showLogin();
+}
+refresh();

@@ -1,0 +1,125 @@
+"""The intel intake: verify a `svc.intel.v1` envelope and store it once, by its `id`.
+
+The serving process reads the database read-only; this is its one writer, with a connection of its
+own. Storing is idempotent: the same id with the same signature is a duplicate (nothing stored
+again), the same id with another signature is a conflict. Since the signature covers the whole
+envelope, "same signature" is "same content".
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from server_stub.http import ApiError, Clock
+from server_stub.intel.envelope import IntelRejected, verify
+from server_stub.service.schema import format_timestamp
+
+
+@dataclass(frozen=True)
+class Receipt:
+    id: str
+    duplicate: bool
+    received_at: str
+
+    def data(self) -> dict[str, Any]:
+        return {"id": self.id, "duplicate": self.duplicate, "received_at": self.received_at}
+
+
+def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    names = [name for name, _ in pairs]
+    if len(names) != len(set(names)):
+        raise ApiError(400, "invalid_envelope", "the envelope repeats a key")
+    return dict(pairs)
+
+
+def parse_envelope(raw: bytes) -> Any:
+    try:
+        return json.loads(raw, object_pairs_hook=_reject_duplicate_keys)
+    except (ValueError, RecursionError):
+        raise ApiError(400, "bad_request", "the body is not valid JSON") from None
+
+
+class IntelIntake:
+    def __init__(self, db_path: Path | None, key: bytes | None, clock: Clock) -> None:
+        self.db_path = db_path
+        self.key = key
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+
+    def receive(self, document: Any) -> Receipt:
+        if self.key is None:
+            raise ApiError(
+                503,
+                "intel_disabled",
+                "this service takes no intel: SERVICE_INTEL_HMAC is not configured",
+            )
+        now = datetime.fromtimestamp(self.clock(), UTC)
+        try:
+            envelope = verify(document, self.key, now)
+        except IntelRejected as refusal:
+            raise ApiError(refusal.status, refusal.code, refusal.message) from None
+        row = (
+            envelope.id,
+            envelope.schema_tag,
+            envelope.source,
+            envelope.kind,
+            envelope.issued_at,
+            envelope.expires_at,
+            format_timestamp(now),
+            json.dumps(envelope.body, ensure_ascii=False, separators=(",", ":")),
+            envelope.sig,
+        )
+        with self._lock:
+            return self._store(row)
+
+    def _store(self, row: tuple[Any, ...]) -> Receipt:
+        try:
+            connection = self._writer()
+            with connection:  # one transaction: insert, or read what holds the id
+                inserted = connection.execute(
+                    "INSERT INTO intel_inbox (id, schema, source, kind, issued_at, expires_at, "
+                    "received_at, body, sig) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (id) DO NOTHING",
+                    row,
+                ).rowcount
+                if inserted:
+                    return Receipt(id=row[0], duplicate=False, received_at=row[6])
+                held = connection.execute(
+                    "SELECT sig, received_at FROM intel_inbox WHERE id = ?", (row[0],)
+                ).fetchone()
+        except sqlite3.Error:
+            self._close()
+            raise ApiError(
+                503, "unavailable", "the intel inbox cannot be written right now"
+            ) from None
+        if held is not None and hmac.compare_digest(str(held[0]), str(row[8])):
+            return Receipt(id=row[0], duplicate=True, received_at=str(held[1]))
+        raise ApiError(409, "conflict", "an envelope with this id and other content exists")
+
+    def _writer(self) -> sqlite3.Connection:
+        if self._connection is None:
+            if self.db_path is None:
+                raise sqlite3.OperationalError("no database configured")
+            # mode=rw: never create a database that is not there.
+            self._connection = sqlite3.connect(
+                f"file:{quote(str(self.db_path.resolve()))}?mode=rw",
+                uri=True,
+                timeout=5.0,
+                check_same_thread=False,
+                isolation_level="IMMEDIATE",
+            )
+        return self._connection
+
+    def _close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None

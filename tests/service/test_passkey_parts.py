@@ -1,0 +1,385 @@
+"""The passkey building blocks on their own: the relying party, the challenges, the passkey file."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from server_stub.http import ApiError
+from server_stub.service.app import create_app
+from server_stub.service.challenges import CHALLENGE_TTL_SECONDS, Ceremony, ChallengeStore
+from server_stub.service.passkey_store import (
+    Passkey,
+    PasskeyFileCorrupt,
+    PasskeyStore,
+    passkey_file,
+)
+from server_stub.service.passkeys import PREFIX
+from server_stub.service.relying_party import RelyingParty, RelyingPartyResolver
+from server_stub.service.settings import ServiceSettings, StartupRefused
+from tests.service.authenticator import SoftwareAuthenticator
+from tests.service.conftest import TOKEN, FakeClock, MakeService
+from tests.service.test_passkeys import ORIGIN, login, register, signed_in
+
+# --- the relying party ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("scheme", "host", "expected"),
+    [
+        ("http", "localhost:8123", RelyingParty("localhost", "http://localhost:8123")),
+        ("http", "LocalHost:8123", RelyingParty("localhost", "http://localhost:8123")),
+        ("http", "localhost:80", RelyingParty("localhost", "http://localhost")),
+        (
+            "https",
+            "svc.example.com:443",
+            RelyingParty("svc.example.com", "https://svc.example.com"),
+        ),
+        (
+            "https",
+            "svc.example.com:8443",
+            RelyingParty("svc.example.com", "https://svc.example.com:8443"),
+        ),
+        ("http", "svc-1.internal", RelyingParty("svc-1.internal", "http://svc-1.internal")),
+    ],
+)
+def test_the_relying_party_comes_from_the_host_header(
+    scheme: str, host: str, expected: RelyingParty
+) -> None:
+    assert RelyingPartyResolver(None, None).resolve(scheme, host) == expected
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        None,
+        "",
+        "evil.example/path",
+        "evil.example/",
+        "user@evil.example",
+        "evil.example?x=1",
+        "evil.example#x",
+        "evil.example:",
+        "evil.example:0",
+        "evil.example:99999",
+        "evil.example:80:80",
+        "evil.example:http",
+        "ev il.example",
+        "-evil.example",
+        "evil..example",
+        "evil.example.",
+        "évil.example",
+        "a" * 64 + ".example",
+        "127.0.0.1:8080",
+        "127.0.0.1",
+        "[::1]:8080",
+        "[::1]",
+    ],
+)
+def test_a_host_header_that_is_not_a_host_name_and_port_is_refused(host: str | None) -> None:
+    with pytest.raises(ApiError) as refusal:
+        RelyingPartyResolver(None, None).resolve("http", host)
+    assert refusal.value.status == 400
+
+
+def test_an_ip_address_gets_a_message_naming_the_remedy() -> None:
+    for host in ("127.0.0.1:8080", "[::1]:8080", "10.0.0.5"):
+        with pytest.raises(ApiError, match="not an IP address"):
+            RelyingPartyResolver(None, None).resolve("http", host)
+
+
+def test_a_configured_rp_id_covers_its_subdomains_only() -> None:
+    resolver = RelyingPartyResolver("Example.com", None)
+    assert resolver.resolve("https", "svc.example.com") == RelyingParty(
+        "example.com", "https://svc.example.com"
+    )
+    assert resolver.resolve("https", "example.com").rp_id == "example.com"
+    for host in ("example.org", "badexample.com", "example.com.evil.org"):
+        with pytest.raises(ApiError, match="SERVICE_WEBAUTHN_RP_ID"):
+            resolver.resolve("https", host)
+
+
+def test_a_configured_origin_ignores_the_host_header() -> None:
+    resolver = RelyingPartyResolver(None, "HTTPS://Svc.Example.com:443/")
+    expected = RelyingParty("svc.example.com", "https://svc.example.com")
+    assert resolver.resolve("http", "127.0.0.1:8080") == expected
+    assert resolver.resolve("http", None) == expected
+    both = RelyingPartyResolver("example.com", "https://svc.example.com:8443")
+    assert both.resolve("http", "x") == RelyingParty("example.com", "https://svc.example.com:8443")
+
+
+@pytest.mark.parametrize(
+    ("rp_id", "origin"),
+    [
+        ("https://example.com", None),
+        ("example.com:443", None),
+        ("example.com/path", None),
+        ("192.0.2.1", None),
+        (None, "ftp://example.com"),
+        (None, "https://example.com/app"),
+        (None, "https://user@example.com"),
+        (None, "https://192.0.2.1"),
+        (None, "example.com"),
+        ("example.org", "https://svc.example.com"),
+        ("svc.example.com", "https://example.com"),
+    ],
+)
+def test_unusable_webauthn_settings_stop_start_up(rp_id: str | None, origin: str | None) -> None:
+    with pytest.raises(StartupRefused, match="SERVICE_WEBAUTHN_"):
+        RelyingPartyResolver(rp_id, origin)
+
+
+# --- challenges ----------------------------------------------------------------------------------
+
+
+def test_a_challenge_is_redeemed_once_for_its_ceremony_before_it_expires() -> None:
+    clock = FakeClock()
+    store = ChallengeStore(clock)
+    challenge = store.issue(Ceremony.LOGIN)
+    assert len(challenge) == 32
+    assert store.redeem(challenge, Ceremony.LOGIN)
+    assert not store.redeem(challenge, Ceremony.LOGIN)
+
+    wrong_ceremony = store.issue(Ceremony.REGISTER)
+    assert not store.redeem(wrong_ceremony, Ceremony.LOGIN)
+    assert not store.redeem(wrong_ceremony, Ceremony.REGISTER)  # used up by the wrong attempt
+
+    almost = store.issue(Ceremony.LOGIN)
+    clock.advance(CHALLENGE_TTL_SECONDS - 0.001)
+    assert store.redeem(almost, Ceremony.LOGIN)
+    expired = store.issue(Ceremony.LOGIN)
+    clock.advance(CHALLENGE_TTL_SECONDS)
+    assert not store.redeem(expired, Ceremony.LOGIN)
+    assert len(store) == 0
+
+
+def test_pending_challenges_are_bounded_oldest_dropped_first() -> None:
+    clock = FakeClock()
+    store = ChallengeStore(clock, max_pending=3)
+    first, second, *_ = [store.issue(Ceremony.LOGIN) for _ in range(4)]
+    assert len(store) == 3
+    assert not store.redeem(first, Ceremony.LOGIN)
+    assert store.redeem(second, Ceremony.LOGIN)
+    clock.advance(CHALLENGE_TTL_SECONDS)
+    store.issue(Ceremony.LOGIN)
+    assert len(store) == 1  # the expired ones went
+
+
+# --- the passkey file ----------------------------------------------------------------------------
+
+
+def sample(label: str = "laptop") -> Passkey:
+    authenticator = SoftwareAuthenticator()
+    return Passkey(
+        id=authenticator.id,
+        public_key="pQECAyYgASFYIA",
+        sign_count=0,
+        rp_id="localhost",
+        label=label,
+        created_at="2025-07-01T12:00:00Z",
+    )
+
+
+def test_the_file_is_written_atomically_with_mode_0600(tmp_path: Path) -> None:
+    path = passkey_file(tmp_path / "service.db")
+    assert path.name == "service.db.webauthn"
+    store = PasskeyStore(path)
+    assert not path.exists()  # nothing written until something is registered
+    old_umask = os.umask(0o000)
+    try:
+        store.add(sample("one"))
+    finally:
+        os.umask(old_umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    first_inode = path.stat().st_ino
+    store.add(sample("two"))
+    assert path.stat().st_ino != first_inode  # a new file replaced the old one
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["service.db.webauthn"]  # no temp left
+    document = json.loads(path.read_text())
+    assert document["format"] == "svc.webauthn.v1"
+    assert [p["label"] for p in document["passkeys"]] == ["one", "two"]
+
+
+def test_the_file_survives_a_restart_with_the_same_user_handle(tmp_path: Path) -> None:
+    path = tmp_path / "service.db.webauthn"
+    store = PasskeyStore(path)
+    passkey = sample()
+    store.add(passkey)
+    again = PasskeyStore(path)
+    assert again.passkeys() == [passkey]
+    assert again.user_handle == store.user_handle
+    again.remove(passkey)
+    assert PasskeyStore(path).passkeys() == []
+
+
+def test_a_failed_write_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "service.db.webauthn"
+    store = PasskeyStore(path)
+    store.add(sample("kept"))
+    before = path.read_bytes()
+
+    def full_disk(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        store.add(sample("lost"))
+    assert [p.label for p in store.passkeys()] == ["kept"]
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["service.db.webauthn"]
+
+
+CORRUPT_FILES = {
+    "empty": b"",
+    "not json": b"{not json",
+    "a list": b"[]",
+    "wrong format": b'{"format": "other", "user_handle": "AAAA", "passkeys": []}',
+    "missing key": b'{"format": "svc.webauthn.v1", "passkeys": []}',
+    "unknown key": b'{"format": "svc.webauthn.v1", "user_handle": "AAAA", "passkeys": [], "x": 1}',
+    "bad base64": b'{"format": "svc.webauthn.v1", "user_handle": "A=A=", "passkeys": []}',
+    "counter as text": json.dumps(
+        {
+            "format": "svc.webauthn.v1",
+            "user_handle": "AAAA",
+            "passkeys": [{**sample().model_dump(), "sign_count": "1"}],
+        }
+    ).encode(),
+    "negative counter": json.dumps(
+        {
+            "format": "svc.webauthn.v1",
+            "user_handle": "AAAA",
+            "passkeys": [{**sample().model_dump(), "sign_count": -1}],
+        }
+    ).encode(),
+    "duplicate id": json.dumps(
+        {
+            "format": "svc.webauthn.v1",
+            "user_handle": "AAAA",
+            "passkeys": [sample().model_dump()] * 2,
+        }
+    ).encode(),
+}
+
+
+@pytest.mark.parametrize("case", CORRUPT_FILES)
+def test_a_corrupt_file_is_refused_and_left_alone(tmp_path: Path, case: str) -> None:
+    path = tmp_path / "service.db.webauthn"
+    path.write_bytes(CORRUPT_FILES[case])
+    with pytest.raises(PasskeyFileCorrupt, match="unusable") as refusal:
+        PasskeyStore(path)
+    assert str(path) in str(refusal.value)
+    assert path.read_bytes() == CORRUPT_FILES[case]
+
+
+def test_an_unreadable_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "service.db.webauthn"
+    path.mkdir()
+    with pytest.raises(PasskeyFileCorrupt, match="cannot be read"):
+        PasskeyStore(path)
+
+
+# --- through the app and the command line --------------------------------------------------------
+
+
+def test_registered_passkeys_survive_a_restart(make_service: MakeService, demo_db: Path) -> None:
+    service = make_service()
+    authenticator = SoftwareAuthenticator()
+    assert register(signed_in(service), authenticator).status_code == 201
+    path = passkey_file(demo_db)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    restarted = make_service()
+    assert login(restarted.client(), authenticator).status_code == 200
+    assert restarted.client().get("/health/live").status_code == 200
+
+
+def test_a_failed_write_answers_503_and_registers_nothing(
+    make_service: MakeService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = make_service()
+    operator = signed_in(service)
+
+    def read_only_file_system(*args: object) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(os, "replace", read_only_file_system)
+    response = register(operator, SoftwareAuthenticator())
+    assert response.status_code == 503
+    assert response.json()["error"]["code"] == "unavailable"
+    assert operator.get(f"{PREFIX}/credentials").json()["data"] == []
+
+
+def test_create_app_refuses_a_corrupt_passkey_file(demo_db: Path) -> None:
+    passkey_file(demo_db).write_text("{")
+    settings = ServiceSettings(api_token=TOKEN, db_path=demo_db)  # type: ignore[arg-type]
+    with pytest.raises(PasskeyFileCorrupt):
+        create_app(settings)
+
+
+def test_the_server_refuses_to_start_on_a_corrupt_passkey_file(demo_db: Path) -> None:
+    path = passkey_file(demo_db)
+    path.write_text('{"format": "svc.webauthn.v1"')
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "server_stub.service",
+            "service",
+            "--db",
+            str(demo_db),
+            "--port",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SERVICE_API_TOKEN": TOKEN},
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"svc-stub: the passkey file {path} is unusable")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert path.read_text() == '{"format": "svc.webauthn.v1"'
+
+
+def test_the_server_refuses_to_start_with_an_unusable_webauthn_setting(demo_db: Path) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "server_stub.service",
+            "service",
+            "--db",
+            str(demo_db),
+            "--port",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        env={
+            **os.environ,
+            "SERVICE_API_TOKEN": TOKEN,
+            "SERVICE_WEBAUTHN_RP_ID": "https://x.example",
+        },
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "SERVICE_WEBAUTHN_RP_ID must be a host name" in result.stderr
+
+
+def test_the_database_stays_untouched_by_passkeys(make_service: MakeService, demo_db: Path) -> None:
+    before = demo_db.read_bytes()
+    service = make_service()
+    authenticator = SoftwareAuthenticator()
+    assert register(signed_in(service), authenticator).status_code == 201
+    assert login(service.client(), authenticator, origin=ORIGIN).status_code == 200
+    assert demo_db.read_bytes() == before
