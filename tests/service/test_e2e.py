@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from tests.service.conftest import TOKEN, WRONG
+from tests.service.test_routes import DATA_ROUTES
 from tests.support import ROOT, Server, free_port, running_server
 
 pytestmark = pytest.mark.e2e
@@ -138,22 +139,15 @@ def test_no_secret_in_any_response_or_in_the_log(server: Server) -> None:
             response = client.request(method, path, headers=headers)
             bodies.append(response.text)
             bodies.append(json.dumps(dict(response.headers)))
-        for path in (
-            "/api/v1/system",
-            "/api/v1/positions",
-            "/api/v1/orders",
-            "/api/v1/fills",
-            "/api/v1/pnl",
-            "/api/v1/risk",
-            "/api/v1/events",
-            "/api/v1/intel",
-        ):
+        for path in DATA_ROUTES:
             response = client.get(path)  # by session cookie
             assert response.status_code == 200
             bodies.append(response.text)
             bodies.append(json.dumps(dict(response.headers)))
-        # The 404 message names the path the caller sent; the log must not keep it.
-        assert client.get(f"/api/v1/{TOKEN}").status_code == 404
+        # A token pasted into a path: neither the 404 message nor the log may keep it.
+        pasted = client.get(f"/api/v1/{TOKEN}")
+        assert pasted.status_code == 404
+        bodies.append(pasted.text)
         wrong_login = client.post("/api/v1/auth/login", json={"token": TOKEN[:-1] + "!"})
         bodies.append(wrong_login.text)
         logout = client.post("/api/v1/auth/logout", headers={"Origin": server.base_url})
