@@ -46,13 +46,10 @@ def serve_portal(
     from server_stub.portal.settings import PortalSettings
     from server_stub.serve import serve
 
-    settings = PortalSettings()
-    data_dir = data or settings.data_dir
-    if data_dir is None:
-        _fail("give the data directory with --data DIR or PORTAL_DATA_DIR")
+    data_dir = _data_dir(data)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
-        app = create_app(data_dir, access_proxy=settings.access_proxy())
+        app = create_app(data_dir, access_proxy=PortalSettings().access_proxy())
     except (DataError, ValueError) as exc:
         _fail(f"cannot start the portal: {exc}")
     serve(app, host, port)
