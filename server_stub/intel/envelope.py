@@ -14,10 +14,10 @@ import hmac
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import rfc8785
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 SCHEMA_TAG = "svc.intel.v1"
 MAX_ENVELOPE_BYTES = 64 * 1024
@@ -26,6 +26,18 @@ MAX_CLOCK_SKEW = timedelta(minutes=5)
 MAX_AGE_WITHOUT_EXPIRY = timedelta(hours=24)
 TIMESTAMP_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$"
 SIG_PATTERN = r"^[A-Za-z0-9_-]{43}$"
+
+
+def _real_time(text: str) -> str:
+    """The pattern admits `0000-13-45T99:...`; only a time that exists is one."""
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError("not a valid UTC time") from None
+    return text
+
+
+Timestamp = Annotated[str, Field(pattern=TIMESTAMP_PATTERN), AfterValidator(_real_time)]
 
 
 class IntelRejected(Exception):
@@ -43,8 +55,8 @@ class IntelEnvelope(BaseModel):
 
     schema_tag: Literal["svc.intel.v1"] = Field(alias="schema")
     id: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")
-    issued_at: str = Field(pattern=TIMESTAMP_PATTERN)
-    expires_at: str | None = Field(default=None, pattern=TIMESTAMP_PATTERN)
+    issued_at: Timestamp
+    expires_at: Timestamp | None = None
     source: str = Field(min_length=1, max_length=128)
     kind: str = Field(min_length=1, max_length=64)
     body: dict[str, Any]

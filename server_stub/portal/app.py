@@ -22,7 +22,8 @@ from server_stub.http import (
     ok_page,
     ok_rendered,
 )
-from server_stub.portal import views
+from server_stub.openapi import openapi_route
+from server_stub.portal import openapi, views
 from server_stub.portal.auth import AccessProxyConfig, Caller, identify
 from server_stub.portal.store import PortalStore, Snapshot
 
@@ -110,6 +111,7 @@ def create_app(
     routes = [
         Route(path, endpoint(path, view), methods=["GET"]) for path, view in ENDPOINTS.items()
     ]
+    routes.append(openapi_route(openapi.document(access_proxy)))
     return Starlette(
         routes=routes,
         middleware=[Middleware(HeaderLimitMiddleware)],

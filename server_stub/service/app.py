@@ -13,6 +13,8 @@ from server_stub.http import (
     HeaderLimitMiddleware,
     envelope_exception_handlers,
 )
+from server_stub.openapi import openapi_route
+from server_stub.service import openapi
 from server_stub.service.auth import Authenticator
 from server_stub.service.db import ServiceDatabase
 from server_stub.service.intake import IntelIntake
@@ -37,7 +39,11 @@ def create_app(
     routes = ServiceRoutes(auth, ServiceDatabase(settings.db_path), intake)
     passkeys = PasskeyRoutes.from_settings(settings, auth, clock=clock, wall_clock=wall_clock)
     app = Starlette(
-        routes=[*routes.routes(), *passkeys.routes()],
+        routes=[
+            *routes.routes(),
+            *passkeys.routes(),
+            openapi_route(openapi.document(auth.auth_required)),
+        ],
         middleware=[
             Middleware(AccessLogMiddleware),
             Middleware(HeaderLimitMiddleware),
