@@ -11,7 +11,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -68,10 +68,19 @@ def rps(
 
 @contextmanager
 def server_process(
-    args: Sequence[str], port: int, log: Path, ready_path: str
+    args: Sequence[str],
+    port: int,
+    log: Path,
+    ready_path: str,
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[subprocess.Popen[bytes]]:
+    """`python <args>` (run from the checkout, which is on its path), once `ready_path` answers."""
     with running_server(
-        args, port=port, log_path=log, ready_path=ready_path, env={"PYTHONPATH": str(ROOT)}
+        args,
+        port=port,
+        log_path=log,
+        ready_path=ready_path,
+        env={"PYTHONPATH": str(ROOT), **(env or {})},
     ) as server:
         yield server.process
 

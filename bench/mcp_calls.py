@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import httpx
+from _load import free_port, server_process
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.server import MCPServer
 
@@ -61,45 +61,12 @@ def startup(runs: int) -> tuple[float, float]:
     return statistics.median(tools), statistics.median(imports)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def portal_stub(data: Path, log: Path) -> Iterator[str]:
     port = free_port()
-    base_url = f"http://127.0.0.1:{port}"
-    with log.open("wb") as log_file:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "server_stub",
-                "portal",
-                "--data",
-                str(data),
-                "--port",
-                f"{port}",
-            ],
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(base_url + "/api/page", timeout=1)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError(log.read_text()) from None
-                time.sleep(0.05)
-        yield base_url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    args = ["-m", "server_stub", "portal", "--data", str(data), "--port", str(port)]
+    with server_process(args, port, log, "/api/page"):
+        yield f"http://127.0.0.1:{port}"
 
 
 Timed = Callable[[], Awaitable[object]]

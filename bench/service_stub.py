@@ -28,10 +28,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from _load import free_port, server_process  # noqa: E402
 
 from server_stub.service.demo_data import write_demo_database  # noqa: E402
 from server_stub.service.guard import MAX_TRACKED_ADDRESSES, BruteForceGuard  # noqa: E402
@@ -90,47 +90,12 @@ def serve_bare(port: int) -> None:
     uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **SERVE_ARGS)).run()  # type: ignore[arg-type]
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def process(
     args: list[str], port: int, log: Path, env: dict[str, str]
 ) -> Iterator[tuple[str, int]]:
-    base = f"http://127.0.0.1:{port}"
-    with log.open("wb") as sink:
-        child = subprocess.Popen(
-            [sys.executable, *args],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, **env},
-            cwd=ROOT,
-        )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if child.poll() is not None:
-                raise RuntimeError(f"server exited:\n{log.read_text()}")
-            try:
-                httpx.get(base + "/api/v1/system", timeout=1)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"server did not start:\n{log.read_text()}") from None
-                time.sleep(0.05)
-        yield base, child.pid
-    finally:
-        child.terminate()
-        try:
-            child.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+    with server_process(args, port, log, "/api/v1/system", env) as child:
+        yield f"http://127.0.0.1:{port}", child.pid
 
 
 # --- load generator: keep-alive HTTP/1.1 over raw asyncio streams ------------------------------

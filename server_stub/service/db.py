@@ -6,7 +6,9 @@ inode) or removed, the connection is dropped, so the server never serves a stale
 
 Shaped results are cached per query until the data changes: `PRAGMA data_version` changes whenever
 any other connection, in any process (the local admin, the daemon), commits to the file, and is
-checked on every request. All use happens on the event loop thread (the routes are async).
+checked on every request. All use happens on the event loop thread (the routes are async), so a
+locked database is waited for only briefly (`READ_BUSY_SECONDS`): a commit holds its lock for
+milliseconds, and a longer wait would stall every other request, `/health/live` included.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ _T = TypeVar("_T")
 # Bounds the cache to a few MiB: at most this many results, each at most this many rows.
 MAX_CACHED_RESULTS = 64
 MAX_CACHED_PAGE_ROWS = 100
+READ_BUSY_SECONDS = 0.25
 Condition = tuple[str, str | tuple[str, ...] | None]
 """A WHERE fragment and its value; skipped when None, `{}` expands to one `?` per tuple item."""
 
@@ -112,7 +115,10 @@ class ServiceDatabase:
             self.close()
             try:
                 connection = sqlite3.connect(
-                    read_only_uri(self.path), uri=True, timeout=2.0, check_same_thread=False
+                    read_only_uri(self.path),
+                    uri=True,
+                    timeout=READ_BUSY_SECONDS,
+                    check_same_thread=False,
                 )
             except sqlite3.Error as exc:
                 raise DatabaseUnavailable(type(exc).__name__) from None

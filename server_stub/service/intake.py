@@ -4,12 +4,18 @@ The serving process reads the database read-only; this is its one writer, with a
 own. Storing is idempotent: the same id with the same signature is a duplicate (nothing stored
 again), the same id with another signature is a conflict. Since the signature covers the whole
 envelope, "same signature" is "same content".
+
+The route runs `receive` in a worker thread, so waiting on a locked database (at most
+`WRITE_BUSY_SECONDS`, then 503) never stalls other requests. Before each write the file is stat-ed:
+a database removed or replaced since the connection was opened is never written through the old
+handle (that would store into an unlinked file and report success).
 """
 
 from __future__ import annotations
 
 import hmac
 import json
+import os
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -21,6 +27,8 @@ from urllib.parse import quote
 from server_stub.http import ApiError, Clock
 from server_stub.intel.envelope import IntelRejected, verify
 from server_stub.service.schema import format_timestamp
+
+WRITE_BUSY_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,7 @@ class IntelIntake:
         self.clock = clock
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
+        self._identity: tuple[int, int] | None = None
 
     def receive(self, document: Any) -> Receipt:
         if self.key is None:
@@ -106,20 +115,29 @@ class IntelIntake:
         raise ApiError(409, "conflict", "an envelope with this id and other content exists")
 
     def _writer(self) -> sqlite3.Connection:
+        if self.db_path is None:
+            raise sqlite3.OperationalError("no database configured")
+        try:
+            status = os.stat(self.db_path)
+        except OSError:
+            self._close()
+            raise sqlite3.OperationalError("database file missing") from None
+        identity = (status.st_dev, status.st_ino)
+        if identity != self._identity:
+            self._close()
         if self._connection is None:
-            if self.db_path is None:
-                raise sqlite3.OperationalError("no database configured")
             # mode=rw: never create a database that is not there.
             self._connection = sqlite3.connect(
                 f"file:{quote(str(self.db_path.resolve()))}?mode=rw",
                 uri=True,
-                timeout=5.0,
+                timeout=WRITE_BUSY_SECONDS,
                 check_same_thread=False,
                 isolation_level="IMMEDIATE",
             )
+            self._identity = identity
         return self._connection
 
     def _close(self) -> None:
         if self._connection is not None:
             self._connection.close()
-            self._connection = None
+            self._connection, self._identity = None, None

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
+from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -235,7 +236,9 @@ class ServiceRoutes:
         self.auth.authenticate_write(request)
         QueryReader(request, ())
         require_json(request)
-        receipt = self.intake.receive(parse_envelope(await request.body()))
+        document = parse_envelope(await request.body())
+        # In a worker thread: waiting on a locked database must not stall other requests.
+        receipt = await to_thread.run_sync(self.intake.receive, document)
         return ok(receipt.data(), status=200 if receipt.duplicate else 201)
 
     def _read(self, read: Callable[[], Any]) -> Any:

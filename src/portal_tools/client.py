@@ -7,12 +7,15 @@ a 429 in particular must not be, or a wrong token would burn the lockout budget.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import re
 import ssl
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import httpx
 
 from portal_tools.errors import (
@@ -27,7 +30,11 @@ from portal_tools.errors import (
     Unreachable,
 )
 
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 TIMEOUT_SECONDS = 10.0
+TIMEOUT_VARIABLE = "SVC_MCP_TIMEOUT_SECONDS"
+MAX_TIMEOUT_SECONDS = 600.0
+CONNECT_TIMEOUT_SECONDS = 5.0
 _MAX_QUOTED_CHARS = 300
 
 
@@ -72,8 +79,20 @@ def new_http_client() -> httpx.AsyncClient:
     ca_file = os.environ.get("SSL_CERT_FILE")
     verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=ca_file) if ca_file else True
     return httpx.AsyncClient(
-        timeout=httpx.Timeout(TIMEOUT_SECONDS, connect=5.0), trust_env=False, verify=verify
+        timeout=httpx.Timeout(TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS),
+        trust_env=False,
+        verify=verify,
     )
+
+
+def timeout_seconds() -> float:
+    """How long one call may take in all: `SVC_MCP_TIMEOUT_SECONDS`, read at each call, when it
+    holds a number in (0, 600]; otherwise 10 s."""
+    try:
+        value = float(os.environ.get(TIMEOUT_VARIABLE, ""))
+    except ValueError:
+        return TIMEOUT_SECONDS
+    return value if math.isfinite(value) and 0 < value <= MAX_TIMEOUT_SECONDS else TIMEOUT_SECONDS
 
 
 async def fetch(
@@ -86,18 +105,27 @@ async def fetch(
     needs: str,
     json_body: Any = None,
 ) -> Payload:
-    """Sends one request; `needs` says who may call `path`, for the message of a 403."""
+    """Sends one request; `needs` says who may call `path`, for the message of a 403.
+
+    The whole exchange, body included, is bounded by `timeout_seconds()`: httpx's own timeouts
+    bound each read, so a server trickling bytes would otherwise hold the call for ever."""
+    limit = timeout_seconds()
     try:
-        response = await http.request(
-            method,
-            connection.base_url + path,
-            params=query,
-            headers=connection.headers(),
-            json=json_body,
-        )
+        with anyio.fail_after(limit):
+            async with http.stream(
+                method,
+                connection.base_url + path,
+                params=query,
+                headers=connection.headers(),
+                json=json_body,
+                timeout=httpx.Timeout(limit, connect=min(limit, CONNECT_TIMEOUT_SECONDS)),
+            ) as response:
+                body = await _read_bounded(response, connection, f"{method} {path}")
+    except TimeoutError:
+        raise _unreachable(connection, httpx.ReadTimeout("deadline"), limit) from None
     except httpx.TransportError as exc:
-        raise _unreachable(connection, exc, http.timeout.read) from None
-    envelope = _envelope(response)
+        raise _unreachable(connection, exc, limit) from None
+    envelope = _envelope(body)
     if response.is_success and envelope is not None and envelope["ok"] and "data" in envelope:
         next_cursor = envelope.get("next_cursor")
         if next_cursor is None or isinstance(next_cursor, str):
@@ -105,10 +133,26 @@ async def fetch(
     raise _failure(response, envelope, connection, f"{method} {path}", needs)
 
 
-def _envelope(response: httpx.Response) -> dict[str, Any] | None:
+async def _read_bounded(response: httpx.Response, connection: Connection, request: str) -> bytes:
+    """The body, refused past MAX_RESPONSE_BYTES: a hostile or broken backend cannot make the
+    MCP server hold an unbounded answer in memory."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_RESPONSE_BYTES:
+            raise ServerError(
+                f"{connection.service} answered {request} with more than "
+                f"{MAX_RESPONSE_BYTES // (1024 * 1024)} MiB; refused"
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _envelope(raw: bytes) -> dict[str, Any] | None:
     try:
-        body = response.json()
-    except ValueError:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
         return None
     if isinstance(body, dict) and isinstance(body.get("ok"), bool):
         return body

@@ -11,7 +11,13 @@ import pytest
 import respx
 
 from portal_tools.calls import ToolResult, call_tool
-from portal_tools.client import Connection, Payload, fetch, new_http_client
+from portal_tools.client import (
+    MAX_RESPONSE_BYTES,
+    Connection,
+    Payload,
+    fetch,
+    new_http_client,
+)
 from portal_tools.errors import (
     BadRequest,
     CallError,
@@ -243,6 +249,14 @@ def test_a_token_echoed_by_the_server_is_scrubbed() -> None:
     assert TOKEN not in str(raised.value)
     assert "unknown token [redacted]" in str(raised.value)
     assert TOKEN not in repr(portal_connection())
+
+
+def test_an_oversized_answer_is_refused() -> None:
+    huge = b'{"ok": true, "data": "' + b"x" * (MAX_RESPONSE_BYTES + 1) + b'"}'
+    with respx.mock:
+        respx.get(f"{BASE}/api/x").respond(200, content=huge)
+        with pytest.raises(ServerError, match="more than 16 MiB"):
+            fetch_once()
 
 
 @pytest.mark.parametrize(

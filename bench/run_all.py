@@ -1,0 +1,199 @@
+"""Runs every benchmark in bench/ with short options, each bounded in time, and writes one Markdown
+table of figures, baselines and ratios to bench/results.md (and prints it).
+
+Each benchmark runs as its own process, exactly as it runs alone, and its printed lines are read
+back: what they measure does not change. Usage: uv run python bench/run_all.py [--timeout 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results.md"
+
+BENCHMARKS: dict[str, list[str]] = {
+    "portal_stub": ["--seconds", "1", "--rounds", "3"],
+    "service_stub": ["--requests", "4000", "--rounds", "3"],
+    "mcp_calls": ["--calls", "300", "--runs", "5"],
+    "intel": ["--count", "150"],
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    benchmark: str
+    measure: str
+    figure: str
+    baseline: str
+    ratio: str
+    target: str
+
+
+NUMBER = r"([\d,.]+)"
+
+
+def _portal_or_intel(name: str, out: str) -> list[Row]:
+    rows = []
+    pattern = rf"^(.+?): {NUMBER} (\S+) vs baseline {NUMBER} \S+; ratio {NUMBER} \(target (.+)\)$"
+    for label, figure, unit, baseline, ratio, target in re.findall(pattern, out, re.M):
+        base = "bare Starlette route" if name == "portal_stub" else "direct HTTP POST"
+        rows.append(
+            Row(name, label, f"{figure} {unit}", f"{baseline} {unit} ({base})", ratio, target)
+        )
+    return rows
+
+
+def _service(out: str) -> list[Row]:
+    rate = dict(
+        re.findall(r"^  (bare Starlette JSON route|service.*?)\s{2,}(\d+) req/s", out, re.M)
+    )
+    rows = []
+    for label, key in (
+        ("default", "service (default: access log on)"),
+        ("--no-access-log", "service --no-access-log"),
+    ):
+        found = re.search(
+            rf"ratio service/bare \({re.escape(label)}\): {NUMBER} by req/s, {NUMBER} by server CPU",
+            out,
+        )
+        if found:
+            rows.append(
+                Row(
+                    "service_stub",
+                    f"GET /api/v1/system, {key}",
+                    f"{rate.get(key, '?')} req/s",
+                    f"{rate.get('bare Starlette JSON route', '?')} req/s (bare Starlette route)",
+                    f"{found[1]} (CPU/request: {found[2]})",
+                    ">= 0.60",
+                )
+            )
+    for label, grown, tracked, held, of, verdict in re.findall(
+        r"^  (.+? growth, .+?)\s+([\d.]+) MiB\s+tracked\s+([\d,]+)\s+still locked\s+([\d,]+) of\s+([\d,]+).*?(ok|FAIL)$",
+        out,
+        re.M,
+    ):
+        rows.append(
+            Row(
+                "service_stub",
+                f"guard memory, 1,000,000 addresses: {label}",
+                f"{grown} MiB; {held} of {of} locks held; {tracked} tracked",
+                "64 MiB bound",
+                f"{float(grown) / 64:.2f} of the bound",
+                f"< 64 MiB ({verdict})",
+            )
+        )
+    return rows
+
+
+def _mcp_calls(out: str) -> list[Row]:
+    rows = []
+    tools = re.search(r"svc-mcp tools\s+([\d.]+) ms", out)
+    imports = re.search(r"import mcp.server\s+([\d.]+) ms", out)
+    share = re.search(r"^    ratio\s+([\d.]+)\s+\(target (.+)\)$", out, re.M)
+    if tools and imports and share:
+        rows.append(
+            Row(
+                "mcp_calls",
+                "start-up: `svc-mcp tools` (median wall time)",
+                f"{tools[1]} ms",
+                f"{imports[1]} ms (`import mcp.server`)",
+                share[1],
+                share[2],
+            )
+        )
+    median = dict(re.findall(r"^    (.+?)\s+median\s+([\d.]+) ms", out, re.M))
+    ratio = re.search(r"tool / \(echo \+ GET\)\s+([\d.]+)\s+\(target (.+)\)$", out, re.M)
+    if ratio and median:
+        echo, direct = median.get("echo over stdio"), median.get("direct GET /api/whoami")
+        rows.append(
+            Row(
+                "mcp_calls",
+                "portal_whoami over stdio (median latency)",
+                f"{median.get('portal_whoami over stdio')} ms",
+                f"{echo} ms echo tool + {direct} ms direct GET",
+                ratio[1],
+                ratio[2],
+            )
+        )
+    return rows
+
+
+def parse(name: str, out: str) -> list[Row]:
+    if name in ("portal_stub", "intel"):
+        return _portal_or_intel(name, out)
+    if name == "service_stub":
+        return _service(out)
+    return _mcp_calls(out)
+
+
+def table(rows: list[Row], durations: dict[str, float]) -> str:
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Written by `bench/run_all.py` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, "
+        f"Python {platform.python_version()}, {platform.machine()}; short runs "
+        "(see `BENCHMARKS` in run_all.py for the options), each server in its own process on "
+        "loopback, figure and baseline measured in the same run.",
+        "",
+        "| benchmark | measure | figure | baseline | ratio | target |",
+        "|---|---|---|---|---|---|",
+        *(
+            f"| {r.benchmark} | {r.measure} | {r.figure} | {r.baseline} | {r.ratio} | {r.target} |"
+            for r in rows
+        ),
+        "",
+        "Wall time per benchmark: "
+        + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in durations.items())
+        + ".",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--timeout", type=float, default=300, help="seconds per benchmark")
+    args = parser.parse_args()
+    rows: list[Row] = []
+    durations: dict[str, float] = {}
+    failed: list[str] = []
+    for name, options in BENCHMARKS.items():
+        print(f"== {name} {' '.join(options)}", file=sys.stderr, flush=True)
+        started = time.monotonic()
+        try:
+            done = subprocess.run(
+                [sys.executable, str(HERE / f"{name}.py"), *options],
+                capture_output=True,
+                text=True,
+                timeout=args.timeout,
+                cwd=HERE.parent,
+            )
+        except subprocess.TimeoutExpired:
+            failed.append(f"{name}: no result within {args.timeout:g} s")
+            continue
+        finally:
+            durations[name] = time.monotonic() - started
+        sys.stderr.write(done.stdout)
+        found = parse(name, done.stdout)
+        if done.returncode != 0 or not found:
+            failed.append(f"{name}: exit {done.returncode}, {len(found)} figures\n{done.stderr}")
+        rows += found
+    text = table(rows, durations)
+    RESULTS.write_text(text)
+    print(text)
+    for failure in failed:
+        print(f"FAILED {failure}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""A tiny HTTP server in the test process that misbehaves on purpose, chosen by the first path
+segment of the URL: `/<mode>/api/v1/system` answers as `<mode>` says. Every delay is bounded."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+SLOW_SECONDS = 5.0
+"""How long the slow modes take, far beyond the client timeout the tests set."""
+
+BODIES: dict[str, tuple[int, str, bytes]] = {
+    "text": (200, "text/plain", b"all good, honestly"),
+    "html": (200, "text/html", b"<!doctype html><html><body><h1>Welcome</h1></body></html>"),
+    "wrong-envelope": (200, "application/json", b'{"status": "fine", "data": {"mode": "x"}}'),
+    "ok-without-data": (200, "application/json", b'{"ok": true}'),
+    "json-array": (200, "application/json", b"[1, 2, 3]"),
+    "html-500": (500, "text/html", b"<html><body>Internal Server Error</body></html>"),
+    "bad-utf8": (200, "application/json", b'{"ok": true, "data": "\xff\xfe"}'),
+}
+
+ARRIVALS: Counter[str] = Counter()
+"""Requests received so far, per mode (a test polls it to know a call reached the server)."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        return
+
+    def do_GET(self) -> None:
+        mode = self.path.split("/")[1]
+        ARRIVALS[mode] += 1
+        if mode == "slow":
+            time.sleep(SLOW_SECONDS)
+            self._send(200, "application/json", b'{"ok": true, "data": {}}')
+        elif mode == "trickle":
+            self._trickle()
+        else:
+            status, content_type, body = BODIES[mode]
+            self._send(status, content_type, body)
+
+    do_POST = do_GET
+
+    def _send(self, status: int, content_type: str, body: bytes) -> None:
+        with contextlib.suppress(OSError):
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    def _trickle(self) -> None:
+        """Headers at once, then one byte every 0.1 s: no single read ever times out."""
+        with contextlib.suppress(OSError):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            deadline = time.monotonic() + SLOW_SECONDS
+            while time.monotonic() < deadline:
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(0.1)
+        self.close_connection = True
+
+
+@contextlib.contextmanager
+def fake_backend() -> Iterator[str]:
+    """The base URL (`http://127.0.0.1:PORT`) of a misbehaving server, stopped afterwards."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,141 @@
+"""`svc-mcp` over stdio (official MCP client) when a backend is down, slow or answering garbage,
+and when the host closes stdin in the middle of a call."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import time
+from collections.abc import Iterator
+
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.types import CallToolResult, TextContent
+
+from tests.hardening.conftest import wait_for
+from tests.hardening.fake_backend import ARRIVALS, BODIES, SLOW_SECONDS, fake_backend
+from tests.mcp.conftest import SERVICE_TOKEN, SVC_MCP, process_env
+from tests.support import free_port
+
+CLIENT_TIMEOUT = "0.5"
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[str]:
+    with fake_backend() as base_url:
+        yield base_url
+
+
+async def call(base_url: str, tool: str = "get_system") -> tuple[CallToolResult, float]:
+    """One call from a fresh svc-mcp whose data service is `base_url`; result and its duration."""
+    env = process_env(
+        {
+            "SERVICE_API_BASE": base_url,
+            "SERVICE_API_TOKEN": SERVICE_TOKEN,
+            "PORTAL_API_BASE": base_url,
+            "SVC_MCP_TIMEOUT_SECONDS": CLIENT_TIMEOUT,
+        }
+    )
+    server = StdioServerParameters(command=SVC_MCP, env=env)
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        started = time.monotonic()
+        result = await session.call_tool(tool, {})
+        took = time.monotonic() - started
+        # The server is still alive and answering after the failure.
+        assert (await session.list_tools()).tools
+        return result, took
+
+
+def text(result: CallToolResult) -> str:
+    assert result.is_error, result
+    assert result.structured_content is None
+    content = result.content[0]
+    assert isinstance(content, TextContent)
+    return content.text
+
+
+def test_backend_down_is_an_unreachable_tool_error() -> None:
+    base_url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+
+    async def both() -> list[tuple[CallToolResult, float]]:
+        return await asyncio.gather(call(base_url), call(base_url, "portal_catalog"))
+
+    (service, _), (portal, _) = asyncio.run(both())
+    assert text(service).startswith("unreachable: cannot reach the data service at " + base_url)
+    assert "SERVICE_API_BASE sets the address" in text(service)
+    assert text(portal).startswith("unreachable: cannot reach the portal at " + base_url)
+
+
+def test_slow_backend_is_bounded_by_the_client_timeout(backend: str) -> None:
+    async def both() -> list[tuple[CallToolResult, float]]:
+        return await asyncio.gather(call(f"{backend}/slow"), call(f"{backend}/trickle"))
+
+    for result, took in asyncio.run(both()):
+        assert f"no answer within {CLIENT_TIMEOUT} s" in text(result)
+        assert text(result).startswith("unreachable: ")
+        assert took < float(CLIENT_TIMEOUT) + 1.0 < SLOW_SECONDS
+
+
+@pytest.mark.parametrize("tool", ["get_system", "portal_catalog"])
+def test_garbage_answers_are_server_errors(backend: str, tool: str) -> None:
+    async def every_mode() -> list[tuple[CallToolResult, float]]:
+        return await asyncio.gather(*(call(f"{backend}/{mode}", tool) for mode in BODIES))
+
+    for mode, (result, _) in zip(BODIES, asyncio.run(every_mode()), strict=True):
+        said = text(result)
+        assert said.startswith("server_error: "), (mode, said)
+        assert "Traceback" not in said
+        expected = "HTTP 500" if mode == "html-500" else "without the documented envelope"
+        assert expected in said, (mode, said)
+
+
+def message(payload: dict[str, object]) -> bytes:
+    return (json.dumps({"jsonrpc": "2.0", **payload}) + "\n").encode()
+
+
+def test_stdin_closed_mid_call_exits_cleanly(backend: str) -> None:
+    """The host goes away while a call waits on a slow backend: exit 0, promptly, quietly."""
+    env = process_env(
+        {
+            "SERVICE_API_BASE": f"{backend}/slow",
+            "SERVICE_API_TOKEN": SERVICE_TOKEN,
+            "SVC_MCP_TIMEOUT_SECONDS": "30",
+        }
+    )
+    process = subprocess.Popen(
+        [SVC_MCP],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    init = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "hardening", "version": "0"},
+    }
+    process.stdin.write(message({"id": 1, "method": "initialize", "params": init}))
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1
+    arrived = ARRIVALS["slow"]
+    process.stdin.write(message({"method": "notifications/initialized"}))
+    call_params = {"name": "get_system", "arguments": {}}
+    process.stdin.write(message({"id": 2, "method": "tools/call", "params": call_params}))
+    process.stdin.flush()
+    wait_for(lambda: ARRIVALS["slow"] > arrived)  # the call now waits on the slow backend
+    started = time.monotonic()
+    process.stdin.close()
+    try:
+        code = process.wait(timeout=SLOW_SECONDS)
+    finally:
+        process.kill()
+    took = time.monotonic() - started
+    stderr = process.stderr.read().decode() if process.stderr else ""
+    assert code == 0, stderr
+    assert took < 3.0
+    assert "Traceback" not in stderr, stderr
+    assert "Error" not in stderr, stderr
