@@ -29,7 +29,8 @@ MAX_TRACKED_ADDRESSES = 100_000
 
 
 def whole_seconds_until(deadline: float, now: float) -> int:
-    return max(1, math.ceil(deadline - now))
+    # Rounded first: 900 s plus a float hair must be announced as 900, not 901.
+    return max(1, math.ceil(round(deadline - now, 6)))
 
 
 @dataclass(frozen=True)

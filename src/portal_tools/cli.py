@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from portal_tools.exits import quiet_on_broken_pipe
 from portal_tools.terminal import run_tool
 from portal_tools.tools import PORTAL_TOOLS
 from portal_tools.toolspec import ToolSpec
@@ -88,4 +89,4 @@ app = build_app(PORTAL_TOOLS)
 
 
 def main(args: Sequence[str] | None = None, prog_name: str = PROG) -> None:
-    app(args=args, prog_name=prog_name)
+    quiet_on_broken_pipe(lambda: app(args=args, prog_name=prog_name))

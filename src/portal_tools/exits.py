@@ -5,7 +5,9 @@ A failure prints one line on stderr, `<prog>: <kind>: <message>`, then exits wit
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Callable
 from typing import NoReturn
 
 EXIT_CODES = {
@@ -25,3 +27,16 @@ EXIT_CODES = {
 def fail(prog: str, kind: str, message: str) -> NoReturn:
     print(f"{prog}: {kind}: {message}", file=sys.stderr)
     raise SystemExit(EXIT_CODES[kind])
+
+
+def quiet_on_broken_pipe(run: Callable[[], None]) -> None:
+    """Runs a command whose reader may stop early (`svc-mcp tools | head`): like other Unix tools,
+    it then ends quietly instead of with a BrokenPipeError traceback."""
+    try:
+        run()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python would report the failed flush of stdout at exit; point it at /dev/null first.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(1) from None

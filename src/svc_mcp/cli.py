@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from portal_tools.exits import fail
+from portal_tools.exits import fail, quiet_on_broken_pipe
 from portal_tools.toolspec import Param, ToolSpec
 from svc_mcp.listing import print_json, print_table
 from svc_mcp.table import TOOLS, TOOLSETS, parse_toolsets, select_tools
@@ -30,6 +30,10 @@ PROG = "svc-mcp"
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
+    quiet_on_broken_pipe(lambda: _main(args))
+
+
+def _main(args: list[str]) -> None:
     if args[:1] == ["portal"]:
         _run_portal(args[1:])
         return

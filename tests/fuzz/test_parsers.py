@@ -75,7 +75,7 @@ def test_any_cursor_is_an_offset_or_a_400(cursor: str) -> None:
 
 
 PROXY = AccessProxyConfig(
-    header="Cf-Access-Jwt-Assertion", issuer="https://iss.test", audience="aud", secret="s" * 40
+    header="Cf-Access-Jwt-Assertion", issuer="https://iss.test", audience="aud", secret="s" * 64
 )
 NOW = 1_800_000_000.0
 CLAIMS = st.dictionaries(
@@ -92,11 +92,11 @@ def _token(claims: dict[str, Any], algorithm: str, key: str | None) -> str:
 
 JWTS = st.one_of(
     st.text(max_size=300),
-    st.builds(_token, CLAIMS, st.sampled_from(["HS256", "HS384", "HS512"]), st.just("s" * 40)),
+    st.builds(_token, CLAIMS, st.sampled_from(["HS256", "HS384", "HS512"]), st.just("s" * 64)),
     st.builds(_token, CLAIMS, st.just("HS256"), st.text(min_size=32, max_size=40)),
     st.builds(_token, CLAIMS, st.just("none"), st.none()),
     st.builds(
-        lambda c, cut: _token(c, "HS256", "s" * 40)[:cut],
+        lambda c, cut: _token(c, "HS256", "s" * 64)[:cut],
         CLAIMS,
         st.integers(min_value=0, max_value=200),
     ),

@@ -298,3 +298,18 @@ def test_svc_mcp_portal_is_svc_portal(portal: PortalStub) -> None:
     assert json.loads(mounted.stdout) == rest["data"]
     assert "svc-mcp portal" in help_text.stdout
     assert "identity" in help_text.stdout
+
+
+def test_a_reader_that_stops_early_gets_no_traceback() -> None:
+    """`svc-mcp tools | head`: the pipe has no reader left when the listing is written."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [SVC_MCP, "tools", "--json"], stdout=write_end, stderr=subprocess.PIPE, timeout=60
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 1
+    assert b"Traceback" not in done.stderr
+    assert done.stderr == b""
