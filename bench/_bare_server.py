@@ -19,4 +19,5 @@ async def hello(_: Request) -> Response:
 app = Starlette(routes=[Route("/bare", hello)])
 
 if __name__ == "__main__":
-    serve(app, "127.0.0.1", int(sys.argv[1]), log_level="warning")
+    # Exactly `svc-stub portal`'s settings, access log included.
+    serve(app, "127.0.0.1", int(sys.argv[1]))
