@@ -22,6 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from portal_tools.client import new_http_client
 from portal_tools.toolspec import ToolSpec
+from server_stub.serve import is_loopback
 from svc_mcp.server import build_server
 from svc_mcp.settings import GatewaySettings
 
@@ -42,15 +43,6 @@ class GatewayOptions:
     allow_remote: bool = False
     allowed_hosts: tuple[str, ...] = ()
     """Extra Host names (besides loopback and the bound address) clients may use."""
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def required_token(options: GatewayOptions, token: str | None) -> str | None:

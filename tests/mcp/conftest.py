@@ -10,16 +10,21 @@ import io
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 from unittest import mock
 
+import httpx2
 import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.support import free_port, running_server
 
+T = TypeVar("T")
 BIN = Path(sys.executable).parent
 SVC_MCP = str(BIN / "svc-mcp")
 SVC_PORTAL = str(BIN / "svc-portal")
@@ -109,6 +114,26 @@ def run_in_process(
         except SystemExit as exit_:
             returncode = exit_.code if isinstance(exit_.code, int) else 1
     return CliRun(returncode, stdout.getvalue(), stderr.getvalue())
+
+
+SessionUse = Callable[[ClientSession], Awaitable[T]]
+
+
+async def over_stdio(variables: Mapping[str, str], use: SessionUse[T]) -> T:
+    """`use` on a session with a real `svc-mcp` stdio process run with `variables`."""
+    server = StdioServerParameters(command=SVC_MCP, args=[], env=process_env(variables))
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+        return await use(session)
+
+
+async def over_http(url: str, use: SessionUse[T]) -> T:
+    """`use` on a session with a real `svc-mcp --http` gateway at `url`."""
+    async with (
+        httpx2.AsyncClient() as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        return await use(session)
 
 
 @pytest.fixture(scope="session")

@@ -13,11 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import httpx2
 import jsonschema
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
+from mcp import ClientSession
 from mcp.types import CallToolResult, ListToolsResult
 
 from portal_tools.schemas import output_schema
@@ -26,8 +24,9 @@ from svc_mcp import cli as svc_mcp_cli
 from svc_mcp.analytics import ANALYTICS_TOOLS
 from tests.mcp.conftest import (
     INTEL_KEY,
-    SVC_MCP,
     ServiceStub,
+    over_http,
+    over_stdio,
     process_env,
     run_in_process,
     service_stub,
@@ -55,21 +54,6 @@ async def _use(session: ClientSession) -> McpView:
     return McpView(tools, results)
 
 
-async def over_stdio(variables: dict[str, str]) -> McpView:
-    server = StdioServerParameters(command=SVC_MCP, args=[], env=process_env(variables))
-    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
-        return await _use(session)
-
-
-async def over_http(url: str) -> McpView:
-    async with (
-        httpx2.AsyncClient() as http,
-        streamable_http_client(url, http_client=http) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        return await _use(session)
-
-
 @pytest.fixture(scope="module")
 def views(
     service: ServiceStub, tmp_path_factory: pytest.TempPathFactory
@@ -94,8 +78,8 @@ def views(
             spec.name: run_in_process(svc_mcp_cli.main, [spec.name], service.env())
             for spec in READS
         }
-        stdio = asyncio.run(over_stdio(service.env()))
-        http = asyncio.run(over_http(gateway.base_url + "/mcp"))
+        stdio = asyncio.run(over_stdio(service.env(), _use))
+        http = asyncio.run(over_http(gateway.base_url + "/mcp", _use))
         yield {"rest": rest, "cli": cli, "stdio": stdio, "http": http}
 
 

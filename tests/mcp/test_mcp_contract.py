@@ -15,11 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import httpx2
 import jsonschema
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
+from mcp import ClientSession
 from mcp.types import CallToolResult, ListToolsResult
 
 from portal_tools import cli as svc_portal_cli
@@ -32,6 +30,8 @@ from tests.mcp.conftest import (
     SVC_PORTAL,
     CliRun,
     PortalStub,
+    over_http,
+    over_stdio,
     process_env,
     run_commands,
     run_in_process,
@@ -84,21 +84,6 @@ async def _use(session: ClientSession) -> McpView:
     return McpView(tools, results, first, second)
 
 
-async def over_stdio(variables: dict[str, str]) -> McpView:
-    server = StdioServerParameters(command=SVC_MCP, args=[], env=variables)
-    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
-        return await _use(session)
-
-
-async def over_http(url: str) -> McpView:
-    async with (
-        httpx2.AsyncClient() as http,
-        streamable_http_client(url, http_client=http) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        return await _use(session)
-
-
 @pytest.fixture(scope="module")
 def views(
     portal: PortalStub, tmp_path_factory: pytest.TempPathFactory
@@ -133,8 +118,8 @@ def views(
                 spec.name: run_in_process(svc_mcp_cli.main, [spec.name], variables)
                 for spec in PORTAL_TOOLS
             }
-            stdio = asyncio.run(over_stdio(portal.env(caller)))
-            http = asyncio.run(over_http(gateway_urls[caller]))
+            stdio = asyncio.run(over_stdio(portal.env(caller), _use))
+            http = asyncio.run(over_http(gateway_urls[caller], _use))
             result[caller] = CallerView(rest, svc_portal, svc_mcp, stdio, http)
         yield result
 
