@@ -322,10 +322,9 @@ def test_create_app_refuses_a_corrupt_passkey_file(demo_db: Path) -> None:
         create_app(settings)
 
 
-def test_the_server_refuses_to_start_on_a_corrupt_passkey_file(demo_db: Path) -> None:
-    path = passkey_file(demo_db)
-    path.write_text('{"format": "svc.webauthn.v1"')
-    result = subprocess.run(
+def start_service(demo_db: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """`svc-stub service` as a real process, expected to refuse start-up."""
+    return subprocess.run(
         [
             sys.executable,
             "-m",
@@ -338,10 +337,16 @@ def test_the_server_refuses_to_start_on_a_corrupt_passkey_file(demo_db: Path) ->
         ],
         capture_output=True,
         text=True,
-        env={**os.environ, "SERVICE_API_TOKEN": TOKEN},
+        env={**os.environ, "SERVICE_API_TOKEN": TOKEN, **env},
         timeout=30,
         check=False,
     )
+
+
+def test_the_server_refuses_to_start_on_a_corrupt_passkey_file(demo_db: Path) -> None:
+    path = passkey_file(demo_db)
+    path.write_text('{"format": "svc.webauthn.v1"')
+    result = start_service(demo_db)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith(f"svc-stub: the passkey file {path} is unusable")
@@ -350,27 +355,7 @@ def test_the_server_refuses_to_start_on_a_corrupt_passkey_file(demo_db: Path) ->
 
 
 def test_the_server_refuses_to_start_with_an_unusable_webauthn_setting(demo_db: Path) -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "server_stub.service",
-            "service",
-            "--db",
-            str(demo_db),
-            "--port",
-            "0",
-        ],
-        capture_output=True,
-        text=True,
-        env={
-            **os.environ,
-            "SERVICE_API_TOKEN": TOKEN,
-            "SERVICE_WEBAUTHN_RP_ID": "https://x.example",
-        },
-        timeout=30,
-        check=False,
-    )
+    result = start_service(demo_db, SERVICE_WEBAUTHN_RP_ID="https://x.example")
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "SERVICE_WEBAUTHN_RP_ID must be a host name" in result.stderr
