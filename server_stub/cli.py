@@ -5,8 +5,6 @@ Each stub contributes its commands through a `register` function, so this file o
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
 from server_stub.intel.cli import intel
@@ -32,16 +30,6 @@ app.add_typer(intel, name="intel")
 
 register_portal(app, demo_data=demo_data, admin=admin)
 register_service(app, demo_data=demo_data, admin=admin)
-
-
-@app.command("demo")
-def demo(
-    port: Annotated[int, typer.Option(help="Portal port on 127.0.0.1.", min=1, max=65535)] = 8081,
-) -> None:
-    """Serve the stubs on loopback with fresh demo data (removed on exit)."""
-    from server_stub.demo import demo as run_demo
-
-    run_demo(port=port)
 
 
 def main() -> None:
