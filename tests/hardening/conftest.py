@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.mcp.conftest import INTEL_KEY, SERVICE_TOKEN, SVC_STUB, ServiceStub
-from tests.support import free_port, running_server
+from tests.mcp.conftest import ServiceStub, service_stub
 
 
 def seconds_from_env(name: str, default: float) -> float:
@@ -41,35 +38,15 @@ def rss_kib(pid: int) -> int:
     raise AssertionError(f"no VmRSS for {pid}")
 
 
-@dataclass(frozen=True)
-class RunningService(ServiceStub):
-    pid: int
-
-
 @contextlib.contextmanager
-def start_service(root: Path, **extra_env: str) -> Iterator[RunningService]:
-    """A real `svc-stub service` with demo data, auth on and an intel key, without access log."""
-    db = root / "service.db"
-    subprocess.run(
-        [SVC_STUB, "demo-data", "service", "--db", str(db)], check=True, capture_output=True
-    )
-    port = free_port()
-    env = {"SERVICE_API_TOKEN": SERVICE_TOKEN, "SERVICE_INTEL_HMAC": INTEL_KEY, **extra_env}
-    args = ["-m", "server_stub", "service", "--db", str(db), "--port", str(port)]
-    with running_server(
-        [*args, "--no-access-log"],
-        port=port,
-        log_path=root / "service.log",
-        ready_path="/health/live",
-        env=env,
-    ) as server:
-        yield RunningService(
-            base_url=server.base_url, db=db, log_path=server.log_path, pid=server.process.pid
-        )
+def start_service(root: Path) -> Iterator[ServiceStub]:
+    """The shared service stub, without its access log (the load tests count no lines)."""
+    with service_stub(root, "--no-access-log") as stub:
+        yield stub
 
 
 @pytest.fixture
-def service(tmp_path: Path) -> Iterator[RunningService]:
+def service(tmp_path: Path) -> Iterator[ServiceStub]:
     """A fresh data service stub per test: these tests break its database."""
     with start_service(tmp_path) as stub:
         yield stub

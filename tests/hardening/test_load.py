@@ -26,8 +26,8 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from server_stub.service.guard import MAX_FAILURES
-from tests.hardening.conftest import RunningService, rss_kib, seconds_from_env, start_service
-from tests.mcp.conftest import SERVICE_TOKEN, SVC_STUB, PortalStub, process_env
+from tests.hardening.conftest import rss_kib, seconds_from_env, start_service
+from tests.mcp.conftest import SERVICE_TOKEN, SVC_STUB, PortalStub, ServiceStub, process_env
 from tests.support import ROOT, Server, free_port, running_server
 
 pytestmark = pytest.mark.soak
@@ -60,7 +60,7 @@ def percentiles(latencies: list[float]) -> dict[str, float]:
 @dataclass(frozen=True)
 class Stack:
     portal: Server
-    service: RunningService
+    service: ServiceStub
     gateway: Server
 
     @property

@@ -25,8 +25,8 @@ import httpx
 import pytest
 
 from server_stub.intel.envelope import key_bytes, sign
-from tests.hardening.conftest import RunningService, wait_for
-from tests.mcp.conftest import INTEL_KEY
+from tests.hardening.conftest import wait_for
+from tests.mcp.conftest import INTEL_KEY, ServiceStub
 
 READS = ("/api/v1/system", "/api/v1/positions", "/api/v1/orders", "/api/v1/events")
 UNAVAILABLE = {"ok": False, "error": {"code": "unavailable"}}
@@ -39,7 +39,7 @@ def envelope(intel_id: str) -> dict[str, Any]:
     return sign(draft, key_bytes(INTEL_KEY), datetime.now(UTC))
 
 
-def client(service: RunningService) -> httpx.Client:
+def client(service: ServiceStub) -> httpx.Client:
     return httpx.Client(base_url=service.base_url, headers=service.headers(), timeout=15)
 
 
@@ -96,7 +96,7 @@ def exclusive_lock(db: Path) -> Iterator[None]:
         connection.close()
 
 
-def test_locked_database(service: RunningService) -> None:
+def test_locked_database(service: ServiceStub) -> None:
     with client(service) as http:
         assert_healthy(http)
         before = stored_ids(service.db)
@@ -115,7 +115,7 @@ def test_locked_database(service: RunningService) -> None:
         assert stored_ids(service.db) == before | {"after-lock"}
 
 
-def test_removed_database_and_recovery(service: RunningService, tmp_path: Path) -> None:
+def test_removed_database_and_recovery(service: ServiceStub, tmp_path: Path) -> None:
     aside = tmp_path / "aside.db"
     with client(service) as http:
         assert_healthy(http)
@@ -133,7 +133,7 @@ def test_removed_database_and_recovery(service: RunningService, tmp_path: Path) 
 
 @pytest.mark.parametrize("replacement", ["garbage file", "directory"])
 def test_unreadable_database_and_recovery(
-    service: RunningService, tmp_path: Path, replacement: str
+    service: ServiceStub, tmp_path: Path, replacement: str
 ) -> None:
     aside = tmp_path / "aside.db"
     with client(service) as http:

@@ -18,6 +18,7 @@ import pytest
 
 from svc_mcp.cli import main
 from svc_mcp.install import CLIENTS, HOSTS, Client
+from tests.mcp.conftest import portal  # noqa: F401 - the shared portal stub fixture
 from tests.support import Server, free_port, running_server
 
 SVC_STUB = str(Path(sys.executable).parent / "svc-stub")
@@ -137,35 +138,6 @@ def servers_of(client: Client, path: Path) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------------- the stubs
-
-
-@dataclass(frozen=True)
-class PortalStub:
-    base_url: str
-    alice: str
-    """A session token of alice, a human auditor."""
-
-
-@pytest.fixture(scope="session")
-def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PortalStub]:
-    root = tmp_path_factory.mktemp("install-portal")
-    data = root / "data"
-    subprocess.run([SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True)
-    issue = [SVC_STUB, "admin", "portal", "issue-session", "--data", str(data)]
-    alice = subprocess.run(
-        [*issue, "--subject", "alice", "--ttl", "1h"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    port = free_port()
-    with running_server(
-        ["-m", "server_stub", "portal", "--data", str(data), "--port", str(port)],
-        port=port,
-        log_path=root / "portal.log",
-        ready_path="/api/page",
-    ) as server:
-        yield PortalStub(server.base_url, alice)
 
 
 @pytest.fixture(scope="session")

@@ -16,12 +16,12 @@ from tests.install.conftest import (
     WRONG_SERVICE_TOKEN,
     CliRun,
     Home,
-    PortalStub,
     RunCli,
     StartService,
     auth_failures,
     servers_of,
 )
+from tests.mcp.conftest import PortalStub
 from tests.support import free_port
 
 Findings = dict[str, dict[str, Any]]
@@ -45,7 +45,7 @@ def test_everything_needed_works(
     service = start_service(SERVICE_TOKEN)
     env = {
         "PORTAL_API_BASE": portal.base_url,
-        "PORTAL_SESSION_TOKEN": portal.alice,
+        "PORTAL_SESSION_TOKEN": portal.tokens["auditor"],
         "SERVICE_API_BASE": service.base_url,
         "SERVICE_API_TOKEN": SERVICE_TOKEN,
     }
@@ -76,7 +76,7 @@ def test_everything_needed_works(
         "env: SERVICE_API_BASE, SERVICE_API_TOKEN, PORTAL_API_BASE, PORTAL_SESSION_TOKEN"
         in (findings["host.cursor.user"]["message"])
     )
-    for token in (portal.alice, SERVICE_TOKEN):
+    for token in (portal.tokens["auditor"], SERVICE_TOKEN):
         assert token not in result.stdout + result.stderr
     assert auth_failures(service) == 0
 

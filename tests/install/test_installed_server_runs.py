@@ -13,7 +13,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from svc_mcp.install import CLIENTS, Client, Source
 from svc_mcp.table import TOOLS
-from tests.install.conftest import Home, PortalStub, RunCli, servers_of
+from tests.install.conftest import Home, RunCli, servers_of
+from tests.mcp.conftest import PortalStub
 
 pytestmark = pytest.mark.e2e
 
@@ -32,7 +33,7 @@ async def tools_and_identity(entry: dict[str, Any]) -> tuple[list[str], Any]:
 def test_every_client_config_starts_a_working_server(
     portal: PortalStub, fake_home: Home, run_cli: RunCli, fake_uvx: Path
 ) -> None:
-    env = {"PORTAL_API_BASE": portal.base_url, "PORTAL_SESSION_TOKEN": portal.alice}
+    env = {"PORTAL_API_BASE": portal.base_url, "PORTAL_SESSION_TOKEN": portal.tokens["auditor"]}
     entries: dict[Client, dict[str, Any]] = {}
     for index, client in enumerate(CLIENTS):
         source = SOURCES[index % len(SOURCES)]

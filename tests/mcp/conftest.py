@@ -167,6 +167,7 @@ class ServiceStub:
     base_url: str
     db: Path
     log_path: Path
+    pid: int
 
     def env(self, token: str | None = SERVICE_TOKEN) -> dict[str, str]:
         """The variables a client process needs to call the data service."""
@@ -180,8 +181,9 @@ class ServiceStub:
 
 
 @contextlib.contextmanager
-def service_stub(root: Path, **extra_env: str) -> Iterator[ServiceStub]:
-    """A real `svc-stub service` with demo data, auth on and an intel key."""
+def service_stub(root: Path, *server_args: str, **extra_env: str) -> Iterator[ServiceStub]:
+    """A real `svc-stub service` with demo data, auth on and an intel key; `server_args` are
+    added to its command line (e.g. `--no-access-log`)."""
     db = root / "service.db"
     subprocess.run(
         [SVC_STUB, "demo-data", "service", "--db", str(db)], check=True, capture_output=True
@@ -189,13 +191,15 @@ def service_stub(root: Path, **extra_env: str) -> Iterator[ServiceStub]:
     port = free_port()
     env = {"SERVICE_API_TOKEN": SERVICE_TOKEN, "SERVICE_INTEL_HMAC": INTEL_KEY, **extra_env}
     with running_server(
-        ["-m", "server_stub", "service", "--db", str(db), "--port", str(port)],
+        ["-m", "server_stub", "service", "--db", str(db), "--port", str(port), *server_args],
         port=port,
         log_path=root / "service.log",
         ready_path="/health/live",
         env=env,
     ) as server:
-        yield ServiceStub(base_url=server.base_url, db=db, log_path=server.log_path)
+        yield ServiceStub(
+            base_url=server.base_url, db=db, log_path=server.log_path, pid=server.process.pid
+        )
 
 
 @pytest.fixture(scope="session")
