@@ -96,18 +96,19 @@ def _service(out: str) -> list[Row]:
 
 def _mcp_calls(out: str) -> list[Row]:
     rows = []
-    tools = re.search(r"svc-mcp tools\s+([\d.]+) ms", out)
     imports = re.search(r"import mcp.server\s+([\d.]+) ms", out)
-    share = re.search(r"^    ratio\s+([\d.]+)\s+\(target (.+)\)$", out, re.M)
-    if tools and imports and share:
+    starts = re.findall(
+        r"^    (svc-mcp \S+)\s+([\d.]+) ms\s+ratio\s+([\d.]+)\s+\(target (.+)\)$", out, re.M
+    )
+    for command, ms, share, target in starts if imports else []:
         rows.append(
             Row(
                 "mcp_calls",
-                "start-up: `svc-mcp tools` (median wall time)",
-                f"{tools[1]} ms",
+                f"start-up: `{command}` (median wall time)",
+                f"{ms} ms",
                 f"{imports[1]} ms (`import mcp.server`)",
-                share[1],
-                share[2],
+                share,
+                target,
             )
         )
     median = dict(re.findall(r"^    (.+?)\s+median\s+([\d.]+) ms", out, re.M))

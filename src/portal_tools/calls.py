@@ -1,19 +1,26 @@
-"""Calling a tool: the one plain async function every adapter (MCP, CLI) runs for a row."""
+"""Calling a tool: the plain functions every adapter runs for a row.
+
+`call_tool` (async, over the pooled httpx client) serves MCP; `call_tool_once` (one request over
+the standard library) serves a CLI call. Both check the arguments before anything is sent,
+read the row's backend settings at that moment, and check the payload against the row's record
+model before returning it.
+"""
 
 from __future__ import annotations
 
-import asyncio
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
-from pydantic import BaseModel, TypeAdapter, ValidationError
-
-from portal_tools.client import fetch
+from portal_tools.connection import Connection, Payload
 from portal_tools.errors import ServerError, Unreachable
 from portal_tools.toolspec import ToolSpec
+
+if TYPE_CHECKING:
+    import httpx
+    from pydantic import TypeAdapter
 
 RETRY_DELAY_SECONDS = 0.2
 
@@ -36,52 +43,97 @@ class ToolResult:
         return content
 
 
-async def call_tool(
-    spec: ToolSpec, arguments: Mapping[str, object], http: httpx.AsyncClient
-) -> ToolResult:
-    """Runs one row: reads its backend's settings now, sends the request, checks the payload.
+@dataclass(frozen=True)
+class _Request:
+    connection: Connection
+    query: dict[str, str]
+    body: Any
 
-    `arguments` are already validated against the row's parameters; `None` means not given.
-    Only a row that declares `transport_retries` is resent, and only when the connection failed:
-    an HTTP answer (a 429 above all) is never retried.
-    Raises a `CallError` subclass on any failure.
-    """
-    given = {name: value for name, value in arguments.items() if value is not None}
+
+def _prepare(spec: ToolSpec, arguments: Mapping[str, object]) -> _Request:
+    given = spec.check_arguments(arguments)
     if spec.precheck is not None:
         spec.precheck(given)
     connection = spec.backend.connect()
     body = given.pop(spec.body, None) if spec.body else None
-    query = {name: str(value) for name, value in given.items()}
+    return _Request(connection, {name: str(value) for name, value in given.items()}, body)
+
+
+async def call_tool(
+    spec: ToolSpec, arguments: Mapping[str, object], http: httpx.AsyncClient
+) -> ToolResult:
+    """Runs one row over `http`. Only a row that declares `transport_retries` is resent, and only
+    when the connection failed: an HTTP answer (a 429 above all) is never retried.
+    Raises a `CallError` subclass on any failure."""
+    import anyio
+
+    from portal_tools.client import fetch
+
+    request = _prepare(spec, arguments)
     attempts = 1 + spec.transport_retries
     for attempt in range(1, attempts + 1):
         try:
             payload = await fetch(
                 http,
-                connection,
+                request.connection,
                 spec.method,
                 spec.path,
-                query=query,
+                query=request.query,
                 needs=spec.access,
-                json_body=body,
+                json_body=request.body,
             )
-            break
+            return _checked(spec, request.connection, payload)
         except Unreachable:
             if attempt == attempts:
                 raise
-            await asyncio.sleep(RETRY_DELAY_SECONDS * attempt)
+            await anyio.sleep(RETRY_DELAY_SECONDS * attempt)
+    raise AssertionError("unreachable: the loop returns or raises")
+
+
+def call_tool_once(spec: ToolSpec, arguments: Mapping[str, object]) -> ToolResult:
+    """`call_tool` for one CLI call, over the standard library; same checks, same errors."""
+    from portal_tools.oneshot import fetch_once
+
+    request = _prepare(spec, arguments)
+    attempts = 1 + spec.transport_retries
+    for attempt in range(1, attempts + 1):
+        try:
+            payload = fetch_once(
+                request.connection,
+                spec.method,
+                spec.path,
+                query=request.query,
+                needs=spec.access,
+                json_body=request.body,
+            )
+            return _checked(spec, request.connection, payload)
+        except Unreachable:
+            if attempt == attempts:
+                raise
+            time.sleep(RETRY_DELAY_SECONDS * attempt)
+    raise AssertionError("unreachable: the loop returns or raises")
+
+
+def _checked(spec: ToolSpec, connection: Connection, payload: Payload) -> ToolResult:
+    from pydantic import ValidationError
+
     try:
-        _payload_type(spec.returns, spec.many).validate_python(payload.data)
+        payload_type(spec).validate_python(payload.data)
     except ValidationError as exc:
         first, *others = exc.errors(include_input=False, include_url=False)
         where = ".".join(str(part) for part in first["loc"]) or "data"
         more = f" (and {len(others)} more problems)" if others else ""
         raise ServerError(
             f"{connection.service} answered {spec.method} {spec.path} with a payload that does "
-            f"not match {spec.returns.__name__}: {where}: {first['msg']}{more}"
+            f"not match {spec.returns.rpartition(':')[2]}: {where}: {first['msg']}{more}"
         ) from None
     return ToolResult(payload.data, payload.next_cursor)
 
 
 @cache
-def _payload_type(returns: type[BaseModel], many: bool) -> TypeAdapter[Any]:
-    return TypeAdapter(list[returns] if many else returns)  # type: ignore[valid-type]
+def payload_type(spec: ToolSpec) -> TypeAdapter[Any]:
+    """What the row's `data` must be: a list of its record model, or one record."""
+    from pydantic import TypeAdapter
+
+    model = spec.record_model()
+    return TypeAdapter(list[model] if spec.many else model)  # type: ignore[valid-type]

@@ -69,15 +69,15 @@ def _command(spec: ToolSpec) -> Callable[..., None]:
         inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
     ]
     for param in spec.params:
-        option = typer.Option(
-            param.option, help=param.description, min=param.minimum, max=param.maximum
-        )
+        # Values stay text here: the row's Param checks them when the call runs, so a bad one
+        # fails as `invalid_argument`, the same kind as over MCP.
+        option = typer.Option(param.option, help=param.description, metavar=param.json_type)
         parameters.append(
             inspect.Parameter(
                 param.name,
                 inspect.Parameter.KEYWORD_ONLY,
                 default=None,
-                annotation=Annotated[param.python_type | None, option],
+                annotation=Annotated[str | None, option],
             )
         )
     command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]

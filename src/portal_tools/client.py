@@ -1,76 +1,33 @@
-"""The HTTP client of both backends: one request, the envelope unwrapped, failures typed.
+"""The pooled async transport: one httpx client per MCP server (and per `doctor` run).
 
-Both APIs answer `{"ok": true, "data": ..., "next_cursor"?: ...}` or
-`{"ok": false, "error": {"code": ..., "message": ...}}` (DESIGN section 4). Nothing is retried:
-a 429 in particular must not be, or a wrong token would burn the lockout budget.
+A request is sent once and its answer read into `portal_tools.connection.answer`. Nothing is
+retried here: a 429 in particular must not be, or a wrong token would burn the lockout budget.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
-import re
 import ssl
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import httpx
 
-from portal_tools.errors import (
-    BadRequest,
-    CallError,
-    Forbidden,
-    LockedOut,
-    NotFound,
-    RateLimited,
-    ServerError,
-    Unauthorized,
-    Unreachable,
+from portal_tools.connection import (
+    CONNECT_TIMEOUT_SECONDS,
+    MAX_RESPONSE_BYTES,
+    TIMEOUT_SECONDS,
+    Connection,
+    Payload,
+    answer,
+    timeout_seconds,
+    too_large,
+    unreachable,
 )
-
-MAX_RESPONSE_BYTES = 16 * 1024 * 1024
-TIMEOUT_SECONDS = 10.0
-TIMEOUT_VARIABLE = "SVC_MCP_TIMEOUT_SECONDS"
-MAX_TIMEOUT_SECONDS = 600.0
-CONNECT_TIMEOUT_SECONDS = 5.0
-_MAX_QUOTED_CHARS = 300
-
-
-@dataclass(frozen=True)
-class Connection:
-    """Where one backend is and how to authenticate, as the environment says right now."""
-
-    service: str
-    """How messages name the backend, e.g. "the portal"."""
-    base_url: str
-    base_url_variable: str
-    token: str | None = field(repr=False)
-    credential_variable: str
-    """What to set to change the token, as messages name it."""
-
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
-
-    def scrub(self, text: str) -> str:
-        """`text` as one bounded line, with the token (should a server echo it) removed."""
-        if self.token:
-            text = text.replace(self.token, "[redacted]")
-        line = re.sub(r"\s+", " ", text).strip()
-        return line[:_MAX_QUOTED_CHARS]
-
-
-@dataclass(frozen=True)
-class Payload:
-    """A successful answer: the envelope's `data`, and `next_cursor` when more remain."""
-
-    data: Any
-    next_cursor: str | None = None
 
 
 def new_http_client() -> httpx.AsyncClient:
-    """One pooled client per process (CLI call) or per server (MCP).
+    """One pooled client per server.
 
     `trust_env=False`: httpx would otherwise scan the whole environment for proxy settings, and
     that environment may hold SERVICE_INTEL_HMAC, which this package never reads. The backends
@@ -83,16 +40,6 @@ def new_http_client() -> httpx.AsyncClient:
         trust_env=False,
         verify=verify,
     )
-
-
-def timeout_seconds() -> float:
-    """How long one call may take in all: `SVC_MCP_TIMEOUT_SECONDS`, read at each call, when it
-    holds a number in (0, 600]; otherwise 10 s."""
-    try:
-        value = float(os.environ.get(TIMEOUT_VARIABLE, ""))
-    except ValueError:
-        return TIMEOUT_SECONDS
-    return value if math.isfinite(value) and 0 < value <= MAX_TIMEOUT_SECONDS else TIMEOUT_SECONDS
 
 
 async def fetch(
@@ -110,27 +57,27 @@ async def fetch(
     The whole exchange, body included, is bounded by `timeout_seconds()`: httpx's own timeouts
     bound each read, so a server trickling bytes would otherwise hold the call for ever."""
     limit = timeout_seconds()
+    request = f"{method} {path}"
     try:
         with anyio.fail_after(limit):
             async with http.stream(
                 method,
-                connection.base_url + path,
-                params=query,
+                connection.url(path, query),
                 headers=connection.headers(),
                 json=json_body,
                 timeout=httpx.Timeout(limit, connect=min(limit, CONNECT_TIMEOUT_SECONDS)),
             ) as response:
-                body = await _read_bounded(response, connection, f"{method} {path}")
+                body = await _read_bounded(response, connection, request)
     except TimeoutError:
-        raise _unreachable(connection, httpx.ReadTimeout("deadline"), limit) from None
+        raise unreachable(connection, f"no answer within {limit:g} s") from None
+    except httpx.ConnectTimeout:
+        raise unreachable(connection, "the connection timed out") from None
+    except httpx.TimeoutException:
+        raise unreachable(connection, f"no answer within {limit:g} s") from None
     except httpx.TransportError as exc:
-        raise _unreachable(connection, exc, limit) from None
-    envelope = _envelope(body)
-    if response.is_success and envelope is not None and envelope["ok"] and "data" in envelope:
-        next_cursor = envelope.get("next_cursor")
-        if next_cursor is None or isinstance(next_cursor, str):
-            return Payload(envelope["data"], next_cursor)
-    raise _failure(response, envelope, connection, f"{method} {path}", needs)
+        raise unreachable(connection, str(exc) or type(exc).__name__) from None
+    retry_after = response.headers.get("Retry-After")
+    return answer(connection, request, response.status_code, retry_after, body, needs)
 
 
 async def _read_bounded(response: httpx.Response, connection: Connection, request: str) -> bytes:
@@ -141,92 +88,6 @@ async def _read_bounded(response: httpx.Response, connection: Connection, reques
     async for chunk in response.aiter_bytes():
         size += len(chunk)
         if size > MAX_RESPONSE_BYTES:
-            raise ServerError(
-                f"{connection.service} answered {request} with more than "
-                f"{MAX_RESPONSE_BYTES // (1024 * 1024)} MiB; refused"
-            )
+            raise too_large(connection, request)
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def _envelope(raw: bytes) -> dict[str, Any] | None:
-    try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    if isinstance(body, dict) and isinstance(body.get("ok"), bool):
-        return body
-    return None
-
-
-def _unreachable(
-    connection: Connection, exc: httpx.TransportError, read_timeout: float | None
-) -> Unreachable:
-    if isinstance(exc, httpx.ConnectTimeout):
-        reason = "the connection timed out"
-    elif isinstance(exc, httpx.TimeoutException) and read_timeout is not None:
-        reason = f"no answer within {read_timeout:g} s"
-    else:
-        reason = connection.scrub(str(exc)) or type(exc).__name__
-    return Unreachable(
-        f"cannot reach {connection.service} at {connection.base_url} ({reason}); is it running? "
-        f"{connection.base_url_variable} sets the address",
-        base_url=connection.base_url,
-    )
-
-
-def _failure(
-    response: httpx.Response,
-    envelope: dict[str, Any] | None,
-    connection: Connection,
-    request: str,
-    needs: str,
-) -> CallError:
-    status = response.status_code
-    error = envelope.get("error") if envelope else None
-    code = error.get("code") if isinstance(error, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    said = connection.scrub(f"{code}: {message}") if code and message else "no error envelope"
-    service, variable = connection.service, connection.credential_variable
-    if status == 401:
-        if connection.token:
-            return Unauthorized(
-                f"{service} refused the token in {variable} for {request} ({said}); "
-                f"set {variable} to a valid, unexpired token"
-            )
-        return Unauthorized(f"{service} needs a token for {request} ({said}); set {variable}")
-    if status == 403:
-        whose = (
-            f"the token in {variable} belongs to an identity without it"
-            if connection.token
-            else f"no token is set: set {variable} to a session of such an identity"
-        )
-        return Forbidden(f"{request} needs {needs}; {whose} ({service} said {said})")
-    if status == 404:
-        return NotFound(
-            f"{service} at {connection.base_url} has no {request} ({said}); "
-            f"check that {connection.base_url_variable} points at {service}"
-        )
-    if status == 429:
-        return _too_many(response, code, connection)
-    if 400 <= status < 500:
-        return BadRequest(f"{service} refused {request}: HTTP {status} ({said})")
-    if response.is_success:
-        return ServerError(f"{service} answered {request} without the documented envelope")
-    return ServerError(f"{service} failed to answer {request}: HTTP {status} ({said})")
-
-
-def _too_many(response: httpx.Response, code: object, connection: Connection) -> CallError:
-    raw = response.headers.get("Retry-After", "")
-    retry_after = int(raw) if raw.isdigit() else None
-    when = f"retry after {retry_after} seconds" if retry_after is not None else "retry later"
-    if code == "rate_limited":
-        return RateLimited(
-            f"{connection.service} is rate limiting requests: {when}; not retried automatically",
-            retry_after,
-        )
-    return LockedOut(
-        f"locked out by {connection.service} after repeated failed credentials: {when}; "
-        f"not retried automatically, so check {connection.credential_variable} first",
-        retry_after,
-    )

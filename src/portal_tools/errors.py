@@ -1,23 +1,47 @@
-"""Why a tool call failed, one class per kind (DESIGN section 3).
+"""Why a tool call failed, one class per kind (docs/mcp.md, "Errors and exit codes").
 
 Each message is one line that tells an agent or a person what to do next. No message ever
 contains a token: the client builds them from the status, the server's error message (with the
-token scrubbed) and the names of the environment variables, never their values.
+token scrubbed) and the names of the environment variables, never their values. `hint` names
+what to change (a variable, a role, an argument); `retry_after` is in seconds.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 
 class CallError(Exception):
     kind: ClassVar[str]
+
+    def __init__(
+        self, message: str, *, hint: str | None = None, retry_after: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.hint = hint
+        self.retry_after = retry_after
+
+    def as_dict(self) -> dict[str, Any]:
+        """`kind` and `message`, plus `retry_after` and `hint` where they apply."""
+        extra = {"retry_after": self.retry_after, "hint": self.hint}
+        return {
+            "kind": self.kind,
+            "message": str(self),
+            **{key: value for key, value in extra.items() if value is not None},
+        }
 
 
 class Misconfigured(CallError):
     """An environment variable has a value the client cannot use."""
 
     kind = "misconfigured"
+
+
+class InvalidArgument(CallError):
+    """An argument of the call is of the wrong type, out of range or not among the choices;
+    caught before anything is sent."""
+
+    kind = "invalid_argument"
 
 
 class Unauthorized(CallError):
@@ -43,19 +67,11 @@ class LockedOut(CallError):
 
     kind = "locked_out"
 
-    def __init__(self, message: str, retry_after: int | None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
-
 
 class RateLimited(CallError):
     """429 from a global rate limit; never retried automatically."""
 
     kind = "rate_limited"
-
-    def __init__(self, message: str, retry_after: int | None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
 
 
 class Unreachable(CallError):

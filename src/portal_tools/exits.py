@@ -5,6 +5,7 @@ A failure prints one line on stderr, `<prog>: <kind>: <message>`, then exits wit
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Callable
@@ -13,6 +14,7 @@ from typing import NoReturn
 EXIT_CODES = {
     "usage": 2,
     "misconfigured": 2,
+    "invalid_argument": 2,
     "unauthorized": 3,
     "forbidden": 4,
     "not_found": 5,
@@ -40,3 +42,10 @@ def quiet_on_broken_pipe(run: Callable[[], None]) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         raise SystemExit(1) from None
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argparse parser that reports a usage error as one line, like every other failure."""
+
+    def error(self, message: str) -> NoReturn:
+        fail(self.prog, "usage", f"{message} (see {self.prog} --help)")

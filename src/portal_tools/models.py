@@ -1,9 +1,9 @@
-"""The portal's records (spec 1 section 2, docs/api-portal.md) as pydantic models.
+"""The portal's records (docs/api-portal.md) as pydantic models.
 
 They give each tool its output schema and check every payload before it reaches a caller. Field
 names are snake_case in Python and camelCase on the wire. Unknown fields are allowed (the portal
 may add some), but a field whose name says it holds a secret is refused: payloads never carry
-tokens, hashes or secrets (spec 1 section 5).
+tokens, hashes or secrets.
 """
 
 from __future__ import annotations
@@ -31,16 +31,23 @@ def refuse_secret_fields(value: Any) -> Any:
     return value
 
 
-class Record(BaseModel):
-    # defer_build: schemas are built on first use, so importing the tool table stays cheap.
-    model_config = ConfigDict(
-        alias_generator=to_camel, extra="allow", frozen=True, defer_build=True
-    )
+class SecretFreeRecord(BaseModel):
+    """The one secret-field check of both backends' records: a field whose name says it holds
+    a secret is refused. Unknown fields are otherwise allowed."""
+
+    # defer_build: schemas are built on first use, so importing the models stays cheap.
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
 
     @model_validator(mode="before")
     @classmethod
     def _no_secrets(cls, value: Any) -> Any:
         return refuse_secret_fields(value)
+
+
+class Record(SecretFreeRecord):
+    """A portal record: snake_case in Python, camelCase on the wire."""
+
+    model_config = ConfigDict(alias_generator=to_camel)
 
 
 class Surface(Record):

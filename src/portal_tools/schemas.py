@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import TypeAdapter
-
+from portal_tools.calls import payload_type
 from portal_tools.toolspec import ToolSpec
 
 
 def output_schema(spec: ToolSpec) -> dict[str, Any]:
     if not spec.many:
-        return spec.returns.model_json_schema()
-    items = TypeAdapter(list[spec.returns]).json_schema()  # type: ignore[name-defined]
+        return spec.record_model().model_json_schema()
+    items = payload_type(spec).json_schema()
     definitions = items.pop("$defs", None)
     schema: dict[str, Any] = {
         "type": "object",

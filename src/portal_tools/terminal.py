@@ -7,13 +7,11 @@ the MCP result. When more remain, `next_cursor: <cursor>` goes to stderr (pass i
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Mapping
 
-from portal_tools.calls import ToolResult, call_tool
-from portal_tools.client import new_http_client
+from portal_tools.calls import call_tool_once
 from portal_tools.errors import CallError
 from portal_tools.exits import fail
 from portal_tools.toolspec import ToolSpec
@@ -22,14 +20,9 @@ from portal_tools.toolspec import ToolSpec
 def run_tool(prog: str, spec: ToolSpec, arguments: Mapping[str, object]) -> None:
     """Calls the tool once and prints its result, or fails with the error's exit code."""
     try:
-        result = asyncio.run(_call_once(spec, arguments))
+        result = call_tool_once(spec, arguments)
     except CallError as error:
         fail(prog, error.kind, str(error))
     print(json.dumps(result.data, indent=2, ensure_ascii=False))
     if result.next_cursor is not None:
         print(f"next_cursor: {result.next_cursor}", file=sys.stderr)
-
-
-async def _call_once(spec: ToolSpec, arguments: Mapping[str, object]) -> ToolResult:
-    async with new_http_client() as http:
-        return await call_tool(spec, arguments, http)

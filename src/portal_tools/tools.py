@@ -1,64 +1,15 @@
-"""The portal rows of the tool table: one `ToolSpec` per read-only portal endpoint (spec 1 §4)."""
+"""The portal rows of the tool table: one row per read-only portal endpoint (docs/api-portal.md)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from portal_tools.models import (
-    AuditEvent,
-    CatalogEntry,
-    CliEntry,
-    CredentialRecord,
-    CredentialRevokeRecord,
-    GatewayAccessRecord,
-    GrantRecord,
-    Identity,
-    McpEntry,
-    PageLayout,
-    Record,
-    RevokeRecord,
-    SessionRecord,
-    WebEntry,
-)
-from portal_tools.toolspec import Backend, Param, ToolSpec
-
-if TYPE_CHECKING:
-    from portal_tools.client import Connection
-
-
-def _portal_connection() -> Connection:
-    # Imported at call time: listing tools never pays for loading pydantic-settings.
-    from portal_tools.settings import portal_connection
-
-    return portal_connection()
-
-
-PORTAL = Backend(name="portal", connect=_portal_connection)
-
-PAGING = (
-    Param(
-        "limit",
-        "integer",
-        "Most records to return, 1 to 1000 (the portal's default is 100).",
-        minimum=1,
-        maximum=1000,
-    ),
-    Param(
-        "cursor",
-        "string",
-        "The next_cursor of a previous call, to read the page after it; omit for the first page.",
-    ),
-)
+from portal_tools.backends import PORTAL
+from portal_tools.toolspec import ToolSpec, read_tool
 
 ANYONE = "no session (anonymous callers see only approved public surfaces and public cards)"
 SIGNED_IN = "a signed-in session of any role"
 AUDITOR = "the auditor role with a human session"
 
-_PAGED = "Paged: when more remain, next_cursor is set; pass it back as cursor."
-_AUDITOR_ONLY = (
-    "Only for the auditor role with a human session (PORTAL_SESSION_TOKEN); "
-    "anyone else gets a forbidden error."
-)
+_AUDITOR_ONLY = f"Needs the auditor role with a human session ({PORTAL.token_names})."
 
 
 def _portal_tool(
@@ -66,25 +17,22 @@ def _portal_tool(
     title: str,
     description: str,
     path: str,
-    returns: type[Record],
+    returns: str,
     *,
     cli: tuple[str, ...],
     access: str,
     many: bool = True,
 ) -> ToolSpec:
-    return ToolSpec(
-        name=name,
-        title=title,
-        description=f"{description} {_PAGED}" if many else description,
-        method="GET",
-        path=path,
-        params=PAGING if many else (),
-        returns=returns,
-        many=many,
+    return read_tool(
+        name,
+        title,
+        description,
+        path,
+        f"portal_tools.models:{returns}",
         backend=PORTAL,
         access=access,
+        many=many,
         cli=cli,
-        toolset="portal",
     )
 
 
@@ -97,7 +45,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "visibility. Use it first to find which services exist; use portal_mcp, portal_web or "
         "portal_cli for how to reach one. Anonymous callers see only approved public surfaces.",
         "/api/catalog",
-        CatalogEntry,
+        "CatalogEntry",
         cli=("catalog", "list"),
         access=ANYONE,
     ),
@@ -108,7 +56,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "transport. Use it to connect an MCP client to a service. Anonymous callers see only "
         "approved public surfaces.",
         "/api/mcp",
-        McpEntry,
+        "McpEntry",
         cli=("mcp", "list"),
         access=ANYONE,
     ),
@@ -118,7 +66,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "List the surfaces that offer a web channel, each with the URL (href) of its web app. "
         "Anonymous callers see only approved public surfaces.",
         "/api/web",
-        WebEntry,
+        "WebEntry",
         cli=("web", "list"),
         access=ANYONE,
     ),
@@ -129,7 +77,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "(jsr:@scope/name@1.2.3 or npm:name@1.2.3) to install it from. The portal never "
         "installs or runs them. Anonymous callers see only approved public surfaces.",
         "/api/cli",
-        CliEntry,
+        "CliEntry",
         cli=("cli", "list"),
         access=ANYONE,
     ),
@@ -140,7 +88,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "components (text, link, surface, metric). Anonymous callers do not see internal cards. "
         "Returns one object {title, cards}.",
         "/api/page",
-        PageLayout,
+        "PageLayout",
         cli=("page", "get"),
         access=ANYONE,
         many=False,
@@ -152,7 +100,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "gateway-access) merged into one timeline, oldest first; each entry is {at, trail, "
         f"record}}. Use it to see what happened in order. {_AUDITOR_ONLY}",
         "/api/audit",
-        AuditEvent,
+        "AuditEvent",
         cli=("audit", "list"),
         access=AUDITOR,
     ),
@@ -162,7 +110,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "List the gateway's allowed and denied direct-connection grant decisions, oldest first: "
         f"who asked for which surface, the decision and its reason. {_AUDITOR_ONLY}",
         "/api/gateway-audit",
-        GatewayAccessRecord,
+        "GatewayAccessRecord",
         cli=("gateway", "audit"),
         access=AUDITOR,
     ),
@@ -172,7 +120,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "List the append-only identity grant records, oldest first: which role was granted to "
         f"which principal, when and by whom. {_AUDITOR_ONLY}",
         "/api/grants",
-        GrantRecord,
+        "GrantRecord",
         cli=("identity", "grants"),
         access=AUDITOR,
     ),
@@ -182,18 +130,18 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "List the append-only identity revoke records, oldest first: which role was taken from "
         f"which principal, when, by whom and why. {_AUDITOR_ONLY}",
         "/api/revokes",
-        RevokeRecord,
+        "RevokeRecord",
         cli=("identity", "revokes"),
         access=AUDITOR,
     ),
     _portal_tool(
         "portal_whoami",
         "Who am I",
-        "Get the identity the portal proves for the current session (PORTAL_SESSION_TOKEN): "
+        f"Get the identity the portal proves for the current session ({PORTAL.token_names}): "
         "{id, kind, role}, never an e-mail address or token. Use it to check which role the "
         "other tools will see. Without a session it fails with a forbidden error.",
         "/api/whoami",
-        Identity,
+        "Identity",
         cli=("identity", "whoami"),
         access=SIGNED_IN,
         many=False,
@@ -204,7 +152,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "List the login session records, oldest first: id, subject, createdAt, expiresAt, and "
         f"revokedAt when revoked; never a token or hash. {_AUDITOR_ONLY}",
         "/api/sessions",
-        SessionRecord,
+        "SessionRecord",
         cli=("identity", "sessions"),
         access=AUDITOR,
     ),
@@ -215,7 +163,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "reference, not the credential), issuer, issuedAt, and revokedAt when revoked. "
         f"{_AUDITOR_ONLY}",
         "/api/credentials",
-        CredentialRecord,
+        "CredentialRecord",
         cli=("identity", "credentials"),
         access=AUDITOR,
     ),
@@ -225,7 +173,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "List the append-only credential revoke records, oldest first: which credential of "
         f"which subject was revoked, when, by whom and why. {_AUDITOR_ONLY}",
         "/api/credential-revokes",
-        CredentialRevokeRecord,
+        "CredentialRevokeRecord",
         cli=("identity", "credential", "revokes"),
         access=AUDITOR,
     ),

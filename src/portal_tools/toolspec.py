@@ -1,29 +1,39 @@
-"""What one row of the tool table declares (DESIGN section 2).
+"""What one row of the tool table declares, for portal and analytics alike.
 
 A `ToolSpec` holds everything the adapters need: the MCP server (title, description, input and
 output schemas, annotations), the CLIs (`svc-mcp <tool>`, `svc-portal <group> <command>`),
 `svc-mcp tools`, and the contract tests. Adding a tool is adding a row.
 
-Only the standard library is imported here, so that listing tools stays fast.
+A `Param` is the one model of a tool parameter: its JSON schema, the check of a value an MCP
+client sent, and the parsing of a value typed on a command line all come from it.
+
+Only the standard library is imported here, and record models are named rather than imported,
+so that listing tools and parsing a command line stay fast.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
+
+from portal_tools.errors import InvalidArgument
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from portal_tools.client import Connection
+    from portal_tools.backends import Backend, Toolset
 
 ParamType = Literal["string", "integer", "object"]
+MAX_TEXT_CHARS = 1024
+"""The longest text argument: filters are identifiers, times and names."""
 
 
 @dataclass(frozen=True)
 class Param:
-    """One query parameter of a tool; `None` (not given) means the server's default."""
+    """One parameter of a tool; `None` (not given) means the server's default."""
 
     name: str
     json_type: ParamType
@@ -32,12 +42,6 @@ class Param:
     maximum: int | None = None
     choices: tuple[str, ...] = ()
     required: bool = False
-    schema: dict[str, Any] | None = None
-    """A JSON schema for an object parameter; the CLI reads one from `--file PATH|-`."""
-
-    @property
-    def python_type(self) -> type:
-        return {"integer": int, "string": str, "object": dict}[self.json_type]
 
     @property
     def option(self) -> str:
@@ -46,15 +50,61 @@ class Param:
 
     def json_schema(self) -> dict[str, Any]:
         schema: dict[str, Any] = {"type": self.json_type, "description": self.description}
-        if self.schema is not None:
-            schema = {**self.schema, "description": self.description}
         if self.choices:
             schema["enum"] = list(self.choices)
         if self.minimum is not None:
             schema["minimum"] = self.minimum
         if self.maximum is not None:
             schema["maximum"] = self.maximum
+        if self.json_type == "string" and not self.choices:
+            schema["maxLength"] = MAX_TEXT_CHARS
         return schema
+
+    def check(self, value: object) -> object:
+        """`value` as sent by a client, checked against the schema; `InvalidArgument` says
+        what is allowed. A whole number sent as text is accepted (some clients send every
+        argument as a string)."""
+        if self.json_type == "integer":
+            return self._check_integer(value)
+        if self.json_type == "object":
+            if not isinstance(value, dict):
+                raise self._invalid("must be a JSON object")
+            return value
+        if not isinstance(value, str):
+            raise self._invalid("must be a string")
+        if self.choices and value not in self.choices:
+            raise self._invalid(f"must be one of {', '.join(self.choices)}, not {value[:40]!r}")
+        if len(value) > MAX_TEXT_CHARS:
+            raise self._invalid(f"is {len(value):,} characters; at most {MAX_TEXT_CHARS:,}")
+        return value
+
+    def parse(self, text: str) -> object:
+        """A value typed on a command line (an object parameter is handled by the CLI)."""
+        return self.check(text)
+
+    def _check_integer(self, value: object) -> int:
+        number: int | None = None
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            number = int(value)
+        elif isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            number = int(value.strip()) if len(value) < 20 else None
+        if number is None:
+            raise self._invalid(f"must be a whole number{self._range()}")
+        if (self.minimum is not None and number < self.minimum) or (
+            self.maximum is not None and number > self.maximum
+        ):
+            raise self._invalid(f"must be{self._range()}, not {number}")
+        return number
+
+    def _range(self) -> str:
+        if self.minimum is not None and self.maximum is not None:
+            return f" from {self.minimum} to {self.maximum}"
+        return ""
+
+    def _invalid(self, problem: str) -> InvalidArgument:
+        return InvalidArgument(f"{self.name} {problem}", hint=self.name)
 
 
 @dataclass(frozen=True)
@@ -79,17 +129,11 @@ class Hints:
 READ_ONLY = Hints(read_only=True, destructive=False, idempotent=True, open_world=False)
 """A read of one known service: changes nothing, safe to repeat, a closed world."""
 
-
-@dataclass(frozen=True)
-class Backend:
-    """An HTTP API speaking the envelope of DESIGN section 4.
-
-    `connect` reads the environment each time it is called, so a token or base URL changed
-    between two calls is picked up by the second.
-    """
-
-    name: str
-    connect: Callable[[], Connection]
+LIMIT = Param("limit", "integer", "Page size, 1-1000.", minimum=1, maximum=1000)
+CURSOR = Param("cursor", "string", "next_cursor from the previous page.")
+PAGING = (LIMIT, CURSOR)
+"""The one paging rule of both backends: `limit` and an opaque `cursor`; when more remain the
+answer carries `next_cursor`."""
 
 
 @dataclass(frozen=True)
@@ -105,21 +149,30 @@ class ToolSpec:
     method: Literal["GET", "POST"]
     path: str
     params: tuple[Param, ...]
-    returns: type[BaseModel]
+    returns: str
+    """The record model, as `module:Class`; imported only when a schema or a check needs it."""
     many: bool
     """True: `data` is a list of `returns` (paged with limit/cursor); False: one object."""
     backend: Backend
     access: str
     """Who may call it, as an error message completes "it needs ..."."""
-    cli: tuple[str, ...]
+    cli: tuple[str, ...] = ()
     """The `svc-portal` command path, e.g. ("identity", "credential", "revokes")."""
-    toolset: str
     hints: Hints = READ_ONLY
     body: str | None = None
     precheck: Callable[[dict[str, Any]], None] | None = None
-    """Checks the arguments before anything is sent; raises `BadRequest` with what to fix."""
+    """Checks the arguments before anything is sent; raises `CallError` with what to fix."""
     transport_retries: int = 0
     """Resends after a connection failure; only for rows whose request is idempotent."""
+
+    @property
+    def toolset(self) -> Toolset:
+        return self.backend.toolset
+
+    def record_model(self) -> type[BaseModel]:
+        module, _, name = self.returns.partition(":")
+        model: type[BaseModel] = getattr(importlib.import_module(module), name)
+        return model
 
     def input_schema(self) -> dict[str, Any]:
         schema: dict[str, Any] = {
@@ -131,3 +184,56 @@ class ToolSpec:
         if required:
             schema["required"] = required
         return schema
+
+    def check_arguments(self, arguments: Mapping[str, object]) -> dict[str, object]:
+        """The given arguments (`None` is not given), each checked by its `Param`; unknown or
+        missing ones are an `InvalidArgument` too. Runs before anything is sent."""
+        known = {param.name: param for param in self.params}
+        unknown = sorted(name for name in arguments if name not in known)
+        if unknown:
+            raise InvalidArgument(
+                f"{self.name} takes no argument {', '.join(unknown)}; it takes "
+                f"{', '.join(known) or 'no arguments'}",
+                hint=unknown[0],
+            )
+        checked = {
+            name: known[name].check(value) for name, value in arguments.items() if value is not None
+        }
+        missing = [
+            param.name for param in self.params if param.required and param.name not in checked
+        ]
+        if missing:
+            raise InvalidArgument(f"{self.name} needs {', '.join(missing)}", hint=missing[0])
+        return checked
+
+
+def read_tool(
+    name: str,
+    title: str,
+    description: str,
+    path: str,
+    returns: str,
+    *,
+    backend: Backend,
+    access: str,
+    filters: tuple[Param, ...] = (),
+    many: bool = True,
+    cli: tuple[str, ...] = (),
+) -> ToolSpec:
+    """A GET row of either backend; a list (`many`) is paged by the one rule, `PAGING`."""
+    return ToolSpec(
+        name=name,
+        title=title,
+        description=f"{description} {PAGED}" if many else description,
+        method="GET",
+        path=path,
+        params=(*PAGING, *filters) if many else filters,
+        returns=returns,
+        many=many,
+        backend=backend,
+        access=access,
+        cli=cli,
+    )
+
+
+PAGED = "Paged: pass next_cursor back as cursor."

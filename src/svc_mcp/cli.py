@@ -18,14 +18,18 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-from portal_tools.exits import fail, quiet_on_broken_pipe
+from portal_tools.exits import OneLineParser, fail, quiet_on_broken_pipe
 from portal_tools.toolspec import Param, ToolSpec
 from svc_mcp.listing import print_json, print_table
 from svc_mcp.table import TOOLS, TOOLSETS, parse_toolsets, select_tools
 
+if TYPE_CHECKING:
+    from portal_tools.backends import Toolset
+
 PROG = "svc-mcp"
+MAX_FILE_BYTES = 64 * 1024
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -78,7 +82,7 @@ def _run_setup(args: Sequence[str]) -> None:
     setup_main(args, prog_name=PROG)
 
 
-def _add_setup_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
+def _add_setup_commands(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     for name, help_text in SETUP_COMMANDS.items():
         command = commands.add_parser(name, help=help_text, add_help=False)
         command.add_argument("setup_args", nargs=argparse.REMAINDER, action=_SetupFirst)
@@ -102,7 +106,7 @@ def _run_demo(args: Sequence[str]) -> None:
     demo_main(args)
 
 
-def _add_demo_command(commands: argparse._SubParsersAction[_Parser]) -> None:
+def _add_demo_command(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     command = commands.add_parser(
         "demo", help="run the stubs and drive svc-mcp over stdio", add_help=False
     )
@@ -158,15 +162,8 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
         fail(PROG, "usage", str(refusal))
 
 
-class _Parser(argparse.ArgumentParser):
-    """Reports a usage error as one line, like every other failure."""
-
-    def error(self, message: str) -> NoReturn:
-        fail(self.prog, "usage", f"{message} (see {self.prog} --help)")
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = OneLineParser(
         prog=PROG,
         description="MCP tools for the service portal (and the data service): serve them over "
         "stdio or HTTP, list them, or call one from the shell.",
@@ -201,12 +198,14 @@ def _parser() -> argparse.ArgumentParser:
     for spec in TOOLS:
         command = commands.add_parser(spec.name, help=spec.title, description=spec.description)
         for param in spec.params:
+            # Values stay text here: the row's Param checks them when the call runs, so a bad
+            # one fails as `invalid_argument`, the same kind as over MCP.
             command.add_argument(
                 param.option,
                 dest=param.name,
-                type=_param_type(param),
+                type=_json_file if param.json_type == "object" else str,
                 required=param.required,
-                metavar="PATH|-" if param.json_type == "object" else None,
+                metavar="PATH|-" if param.json_type == "object" else _metavar(param),
                 help=param.description,
             )
     return parser
@@ -237,47 +236,42 @@ def _add_selection(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
     )
 
 
-def _toolsets(text: str) -> frozenset[str]:
+def _toolsets(text: str) -> frozenset[Toolset]:
     try:
         return parse_toolsets(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _param_type(param: Param) -> Callable[[str], object]:
-    if param.json_type == "integer":
-        return _bounded_int(param.minimum, param.maximum)
-    if param.json_type == "object":
-        return _json_file
-    if param.choices:
-        return _choice(param.choices)
-    return str
-
-
-def _choice(choices: tuple[str, ...]) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        if text not in choices:
-            raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(choices)}")
-        return text
-
-    return parse
-
-
 def _json_file(source: str) -> object:
-    """The JSON object in the file `source`, or on standard input for `-`."""
+    """The JSON object in the file `source`, or on standard input for `-`; at most
+    `MAX_FILE_BYTES`, the most the service's intake accepts, is read."""
     import json
     from pathlib import Path
 
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
-        value = json.loads(text)
+        if source == "-":
+            data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+        else:
+            with Path(source).open("rb") as handle:
+                data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise argparse.ArgumentTypeError(f"cannot read {source}: {exc.strerror}") from None
-    except (ValueError, UnicodeDecodeError) as exc:
+    if len(data) > MAX_FILE_BYTES:
+        raise argparse.ArgumentTypeError(
+            f"{source} holds more than {MAX_FILE_BYTES // 1024} KiB, the most the service accepts"
+        )
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise argparse.ArgumentTypeError(f"{source} is not JSON: {exc}") from None
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(f"{source} must hold a JSON object")
     return value
+
+
+def _metavar(param: Param) -> str:
+    return "{" + ",".join(param.choices) + "}" if param.choices else param.json_type.upper()
 
 
 def _bounded_int(minimum: int | None, maximum: int | None) -> Callable[[str], int]:

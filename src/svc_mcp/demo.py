@@ -34,9 +34,8 @@ from typing import Any, TextIO
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent, Tool
 
-from portal_tools.exits import EXIT_CODES, fail
+from portal_tools.exits import EXIT_CODES, OneLineParser, fail
 from server_stub.intel.envelope import key_bytes, sign
-from svc_mcp.cli import _Parser
 from svc_mcp.demo_stubs import (
     DemoFailed,
     DemoStubs,
@@ -68,7 +67,7 @@ def main(args: Sequence[str]) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(  # one-line usage errors, like every svc-mcp command
+    parser = OneLineParser(  # one-line usage errors, like every svc-mcp command
         prog=PROG,
         description="Start the portal and data service stubs with demo data, drive svc-mcp over "
         "stdio with the official MCP client, and stop everything again.",

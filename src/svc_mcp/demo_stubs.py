@@ -29,6 +29,7 @@ from pathlib import Path
 
 import httpx
 
+from portal_tools.backends import PORTAL, SERVICE, Backend, backend_variables
 from server_stub.portal.admin import issue_session
 from server_stub.portal.demo_data import write_demo_data
 from server_stub.service.demo_data import write_demo_database
@@ -42,7 +43,7 @@ START_TIMEOUT = 30.0
 STOP_TIMEOUT = 5.0
 
 _OUR_PREFIXES = ("PORTAL_", "SERVICE_")
-_OUR_NAMES = frozenset({"SVC_MCP_GATEWAY_TOKEN", "DASHBOARD_API_TOKEN"})
+_OUR_NAMES = frozenset({"SVC_MCP_GATEWAY_TOKEN", *backend_variables()})
 
 
 class DemoFailed(Exception):
@@ -54,8 +55,8 @@ class DemoFailed(Exception):
 
 
 def clean_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """`environ` without any variable that svc-mcp or the stubs read (PORTAL_*, SERVICE_*,
-    SVC_MCP_GATEWAY_TOKEN, DASHBOARD_API_TOKEN): a child gets only what the demo gives it."""
+    """`environ` without any variable that svc-mcp or the stubs read (PORTAL_*, SERVICE_*, the
+    backends' variables, SVC_MCP_GATEWAY_TOKEN): a child gets only what the demo gives it."""
     return {
         name: value
         for name, value in environ.items()
@@ -115,15 +116,17 @@ class DemoStubs:
     def mcp_variables(self) -> dict[str, str]:
         """What svc-mcp needs to call both stubs as the auditor, with the right token."""
         return {
-            "SERVICE_API_BASE": self.service.base_url,
-            "SERVICE_API_TOKEN": self.service_token,
-            "PORTAL_API_BASE": self.portal.base_url,
-            "PORTAL_SESSION_TOKEN": self.portal_session,
+            **_client_variables(SERVICE, self.service.base_url, self.service_token),
+            **_client_variables(PORTAL, self.portal.base_url, self.portal_session),
         }
 
     def lockout_variables(self, wrong_token: str) -> dict[str, str]:
         """svc-mcp against the lockout instance with a token the service does not know."""
-        return {"SERVICE_API_BASE": self.lockout.base_url, "SERVICE_API_TOKEN": wrong_token}
+        return _client_variables(SERVICE, self.lockout.base_url, wrong_token)
+
+
+def _client_variables(backend: Backend, base_url: str, token: str) -> dict[str, str]:
+    return {backend.base_url_variable: base_url, backend.token_variables[0]: token}
 
 
 @contextlib.contextmanager
@@ -153,12 +156,14 @@ def _start(root: Path, started: list[Stub]) -> DemoStubs:
     write_demo_database(db)
     session = issue_session(portal_data, AUDITOR, SESSION_TTL)
     token, intel_key = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
-    service_env = {"SERVICE_API_TOKEN": token, "SERVICE_INTEL_HMAC": intel_key}
+    # The data service stub reads its token from the same variable as the client.
+    token_env = {SERVICE.token_variables[0]: token}
+    service_env = {**token_env, "SERVICE_INTEL_HMAC": intel_key}
     service_args = ["service", "--db", str(db)]
     plans: list[tuple[str, list[str], dict[str, str], str]] = [
-        ("portal", ["portal", "--data", str(portal_data)], {}, "/api/page"),
-        ("service", service_args, service_env, "/health/live"),
-        ("lockout", service_args, {"SERVICE_API_TOKEN": token}, "/health/live"),
+        ("portal", ["portal", "--data", str(portal_data)], {}, PORTAL.health_path),
+        ("service", service_args, service_env, SERVICE.health_path),
+        ("lockout", service_args, token_env, SERVICE.health_path),
     ]
     for name, args, env, ready_path in plans:
         started.append(_launch(root, name, args, env, ready_path))

@@ -25,10 +25,11 @@ import httpx
 from rich.console import Console
 from rich.text import Text
 
-from portal_tools.client import Connection, fetch
-from portal_tools.errors import CallError, LockedOut, Misconfigured, RateLimited
+from portal_tools.backends import BACKENDS, PORTAL, SERVICE, Backend, Toolset
+from portal_tools.client import fetch
+from portal_tools.connection import Connection
+from portal_tools.errors import CallError, Misconfigured
 from portal_tools.exits import EXIT_CODES
-from portal_tools.settings import portal_connection
 from svc_mcp.install import (
     CLIENTS,
     HOSTS,
@@ -39,7 +40,6 @@ from svc_mcp.install import (
     current_platform,
     read_entry,
 )
-from svc_mcp.settings import service_connection
 
 Status = Literal["ok", "info", "warn", "fail"]
 CONNECT_TIMEOUT_SECONDS = 3.0
@@ -73,7 +73,7 @@ def _fail(check: str, kind: str, message: str, **data: object) -> Finding:
 
 
 def _failed(check: str, error: CallError) -> Finding:
-    if isinstance(error, LockedOut | RateLimited):
+    if error.retry_after is not None:
         return _fail(check, error.kind, str(error), retry_after=error.retry_after)
     return _fail(check, error.kind, str(error))
 
@@ -86,29 +86,24 @@ def exit_code(findings: Sequence[Finding]) -> int:
 # ------------------------------------------------------------------------------------- settings
 
 
-def _source(environ: Mapping[str, str], names: Sequence[str]) -> str | None:
-    """The variable a setting came from (the first of `names` set non-empty), or None."""
-    return next((name for name in names if environ.get(name)), None)
-
-
 def _setting_findings(
-    prefix: str, connection: Connection, token_variables: Sequence[str], environ: Mapping[str, str]
+    backend: Backend, connection: Connection, environ: Mapping[str, str]
 ) -> list[Finding]:
-    base_from = _source(environ, [connection.base_url_variable])
-    token_from = _source(environ, token_variables)
+    base_from = backend.base_url_variable if environ.get(backend.base_url_variable) else None
+    token_from = backend.token_source(environ)
     return [
         Finding(
-            f"{prefix}.base_url",
+            f"{backend.name}.base_url",
             "info",
             f"{connection.base_url} ({f'from {base_from}' if base_from else 'default'})",
             data={"value": connection.base_url, "source": base_from or "default"},
         ),
         Finding(
-            f"{prefix}.token",
+            f"{backend.name}.token",
             "info",
             f"set (from {token_from})"
             if token_from
-            else f"not set ({' or '.join(token_variables)})",
+            else f"not set ({' or '.join(backend.token_variables)})",
             data={"set": token_from is not None, "source": token_from},
         ),
     ]
@@ -120,13 +115,13 @@ def _setting_findings(
 async def _portal(http: httpx.AsyncClient, portal: Connection) -> list[Finding]:
     try:
         await fetch(
-            http, replace(portal, token=None), "GET", "/api/page", query={}, needs="no sign-in"
+            http, replace(portal, token=None), "GET", PORTAL.health_path, query={}, needs="nobody"
         )
     except CallError as error:
         return [_failed("portal.answers", error)]
     findings = [Finding("portal.answers", "ok", f"the portal answers at {portal.base_url}")]
     if portal.token is None:
-        note = "anonymous: only approved public surfaces; set PORTAL_SESSION_TOKEN to sign in"
+        note = f"anonymous: only approved public surfaces; set {PORTAL.token_names} to sign in"
         return [*findings, Finding("portal.identity", "info", note)]
     try:
         payload = await fetch(
@@ -143,7 +138,7 @@ async def _portal(http: httpx.AsyncClient, portal: Connection) -> list[Finding]:
 async def _service(http: httpx.AsyncClient, service: Connection) -> list[Finding]:
     anonymous = replace(service, token=None)
     try:
-        await fetch(http, anonymous, "GET", "/health/live", query={}, needs="no token")
+        await fetch(http, anonymous, "GET", SERVICE.health_path, query={}, needs="nobody")
         status = await fetch(
             http, anonymous, "GET", "/api/v1/auth/status", query={}, needs="no token"
         )
@@ -160,7 +155,7 @@ async def _service(http: httpx.AsyncClient, service: Connection) -> list[Finding
         )
         return [*findings, Finding("service.auth", "ok", message, data={"auth_required": False})]
     if service.token is None:
-        message = "the data service requires a token and none is set: set SERVICE_API_TOKEN"
+        message = f"the data service requires a token and none is set: set {SERVICE.token_names}"
         return [*findings, _fail("service.auth", "unauthorized", message, auth_required=True)]
     try:  # The only request with the token; never repeated (see the module docstring).
         await fetch(http, service, "GET", SERVICE_PROBE, query={}, needs="a valid token")
@@ -171,42 +166,22 @@ async def _service(http: httpx.AsyncClient, service: Connection) -> list[Finding
 
 
 BackendCheck = Callable[[httpx.AsyncClient, Connection], Coroutine[Any, Any, list[Finding]]]
-
-
-@dataclass(frozen=True)
-class _Backend:
-    toolset: str
-    prefix: str
-    read: Callable[[], Connection]
-    token_variables: tuple[str, ...]
-    check: BackendCheck
-
-
-_BACKENDS = (
-    _Backend("portal", "portal", portal_connection, ("PORTAL_SESSION_TOKEN",), _portal),
-    _Backend(
-        "analytics",
-        "service",
-        service_connection,
-        ("SERVICE_API_TOKEN", "DASHBOARD_API_TOKEN"),
-        _service,
-    ),
-)
+_CHECKS: dict[Backend, BackendCheck] = {PORTAL: _portal, SERVICE: _service}
 
 
 async def _check_backends(
     checks: Sequence[tuple[BackendCheck, Connection]],
 ) -> list[list[Finding]]:
     timeout = httpx.Timeout(READ_TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS)
-    async with httpx.AsyncClient(timeout=timeout) as http:
+    async with httpx.AsyncClient(timeout=timeout, trust_env=False) as http:
         return await asyncio.gather(*(check(http, connection) for check, connection in checks))
 
 
-def _read(backend: _Backend) -> Connection | Finding:
+def _read(backend: Backend) -> Connection | Finding:
     try:
-        return backend.read()
+        return backend.connect()
     except Misconfigured as error:
-        return _failed(f"{backend.prefix}.settings", error)
+        return _failed(f"{backend.name}.settings", error)
 
 
 # ---------------------------------------------------------------------------------------- hosts
@@ -264,18 +239,18 @@ def _strings(value: object) -> list[str]:
 # ------------------------------------------------------------------------------------ running
 
 
-def diagnose(toolsets: Collection[str], name: str) -> list[Finding]:
+def diagnose(toolsets: Collection[Toolset], name: str) -> list[Finding]:
     """All findings in a stable order: per backend its settings and checks, then the hosts."""
     environ = os.environ
-    reads = [(backend, _read(backend)) for backend in _BACKENDS if backend.toolset in toolsets]
-    checks = [(b.check, read) for b, read in reads if isinstance(read, Connection)]
+    reads = [(backend, _read(backend)) for backend in BACKENDS if backend.toolset in toolsets]
+    checks = [(_CHECKS[b], read) for b, read in reads if isinstance(read, Connection)]
     results = iter(asyncio.run(_check_backends(checks)))
     findings: list[Finding] = []
     for backend, read in reads:
         if isinstance(read, Finding):
             findings.append(read)
         else:
-            findings += _setting_findings(backend.prefix, read, backend.token_variables, environ)
+            findings += _setting_findings(backend, read, environ)
             findings += next(results)
     return findings + host_findings(
         name, home=Path.home(), cwd=Path.cwd(), platform=current_platform(), environ=environ

@@ -1,4 +1,4 @@
-"""`svc-mcp --http`: the MCP server over streamable HTTP, a small tool gateway (DESIGN section 7).
+"""`svc-mcp --http`: the MCP server over streamable HTTP, a small tool gateway.
 
 By default it binds 127.0.0.1; reach it from elsewhere through an SSH tunnel
 (`ssh -N -L 8765:127.0.0.1:8765 host`). The SDK's DNS-rebinding protection answers a foreign
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,10 +23,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from portal_tools.client import new_http_client
 from portal_tools.toolspec import ToolSpec
-from server_stub.serve import is_loopback
 from svc_mcp.server import build_server
-from svc_mcp.settings import GatewaySettings
 
+TOKEN_VARIABLE = "SVC_MCP_GATEWAY_TOKEN"  # noqa: S105 (a variable name)
 MIN_TOKEN_CHARS = 32
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 TUNNEL_HINT = "or keep the loopback default and tunnel: ssh -N -L 8765:127.0.0.1:8765 <host>"
@@ -43,6 +43,20 @@ class GatewayOptions:
     allow_remote: bool = False
     allowed_hosts: tuple[str, ...] = ()
     """Extra Host names (besides loopback and the bound address) clients may use."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def gateway_token() -> str | None:
+    """`SVC_MCP_GATEWAY_TOKEN` without surrounding white space; None when unset or empty."""
+    return os.environ.get(TOKEN_VARIABLE, "").strip() or None
 
 
 def required_token(options: GatewayOptions, token: str | None) -> str | None:
@@ -125,8 +139,7 @@ class BearerGate:
 
 
 async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None:
-    secret = GatewaySettings.from_environment().gateway_token
-    token = required_token(options, secret.get_secret_value() if secret else None)
+    token = required_token(options, gateway_token())
     async with new_http_client() as http:
         app: ASGIApp = build_server(specs, http).streamable_http_app(
             streamable_http_path=options.path,

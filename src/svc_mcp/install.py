@@ -24,6 +24,8 @@ from typing import Any, ClassVar, Literal
 import tomlkit
 import tomlkit.exceptions
 
+from portal_tools.backends import backend_variables, token_variables
+
 Client = Literal["claude", "claude-code", "cursor", "vscode", "windsurf", "gemini", "codex"]
 Source = Literal["pypi", "github", "local"]
 Scope = Literal["user", "project"]
@@ -40,8 +42,8 @@ CLIENTS: tuple[Client, ...] = (
 )
 PACKAGE = "svc-mcp"
 GITHUB_URL = "https://github.com/svc-mcp/svc-mcp"
-ENV_KEYS = ("SERVICE_API_BASE", "SERVICE_API_TOKEN", "PORTAL_API_BASE", "PORTAL_SESSION_TOKEN")
-SECRET_KEYS = frozenset({"SERVICE_API_TOKEN", "PORTAL_SESSION_TOKEN"})
+ENV_KEYS = backend_variables()
+SECRET_KEYS = token_variables()
 # The keys of our entry that installing sets; any other key a user added is kept.
 _MANAGED_KEYS = frozenset({"type", "command", "args", "env", "env_vars"})
 _SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")

@@ -18,7 +18,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import ConfigDict, Field, create_model
+from pydantic import ConfigDict
 
 from portal_tools.calls import call_tool
 from portal_tools.client import new_http_client
@@ -37,8 +37,15 @@ INSTRUCTIONS = (
 )
 
 
-class _Arguments(ArgModelBase):
-    model_config = ConfigDict(extra="forbid")
+class _RawArguments(ArgModelBase):
+    """Hands the arguments over as the client sent them: each row checks its own with its
+    `Param`s, so a bad one is a tool error in the product's words (`invalid_argument: ...`),
+    raised before anything is sent, rather than the SDK's validation text."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": dict(self.__pydantic_extra__ or {})}
 
 
 def build_server(specs: Sequence[ToolSpec], http: httpx.AsyncClient) -> MCPServer[Any]:
@@ -53,12 +60,16 @@ def build_server(specs: Sequence[ToolSpec], http: httpx.AsyncClient) -> MCPServe
 
 
 def _tool(spec: ToolSpec, http: httpx.AsyncClient) -> Tool:
-    async def run(**arguments: object) -> CallToolResult:
+    async def run(arguments: dict[str, Any]) -> CallToolResult:
         try:
             result = await call_tool(spec, arguments, http)
         except CallError as error:
             text = f"{error.kind}: {error}"
-            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+            return CallToolResult(
+                content=[TextContent(type="text", text=text)],
+                structured_content=error.as_dict(),
+                is_error=True,
+            )
         structured = result.structured()
         text = json.dumps(structured, ensure_ascii=False)
         return CallToolResult(
@@ -71,33 +82,11 @@ def _tool(spec: ToolSpec, http: httpx.AsyncClient) -> Tool:
         title=spec.title,
         description=spec.description,
         parameters=spec.input_schema(),
-        fn_metadata=FuncMetadata(
-            arg_model=arguments_model(spec), output_schema=output_schema(spec)
-        ),
+        fn_metadata=FuncMetadata(arg_model=_RawArguments, output_schema=output_schema(spec)),
         is_async=True,
         context_kwarg=None,
-        annotations=ToolAnnotations.model_validate(
-            {"title": spec.title, **spec.hints.annotations()}
-        ),
+        annotations=ToolAnnotations.model_validate(spec.hints.annotations()),
     )
-
-
-def arguments_model(spec: ToolSpec) -> type[ArgModelBase]:
-    """Validates a call's arguments as `spec.input_schema()` describes them (a number sent as
-    text is accepted too: some MCP clients send every argument as a string)."""
-    fields: dict[str, Any] = {
-        param.name: (
-            param.python_type if param.required else param.python_type | None,
-            Field(
-                default=... if param.required else None,
-                ge=param.minimum,
-                le=param.maximum,
-                description=param.description,
-            ),
-        )
-        for param in spec.params
-    }
-    return create_model(f"{spec.name}_arguments", __base__=_Arguments, **fields)
 
 
 async def serve_stdio(specs: Sequence[ToolSpec]) -> None:

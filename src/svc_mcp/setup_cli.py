@@ -17,6 +17,7 @@ import typer
 
 from portal_tools.exits import fail
 from svc_mcp.install import (
+    ENV_KEYS,
     HOSTS,
     Change,
     Client,
@@ -74,8 +75,8 @@ def install(
         typer.Option(
             "--env",
             metavar="KEY=VALUE",
-            help="Set one of SERVICE_API_BASE, SERVICE_API_TOKEN, PORTAL_API_BASE, "
-            "PORTAL_SESSION_TOKEN (default: their values in this environment); KEY= leaves it "
+            help=f"Set one of {', '.join(ENV_KEYS)} (default: their values in this "
+            "environment); KEY= leaves it "
             "out. Repeatable.",
         ),
     ] = None,

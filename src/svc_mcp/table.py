@@ -1,4 +1,4 @@
-"""The one tool table: every tool that `svc-mcp` serves, lists and runs (DESIGN section 2).
+"""The one tool table: every tool that `svc-mcp` serves, lists and runs.
 
 Rows are declared next to their backend (`portal_tools.tools`, `svc_mcp.analytics`); this is
 where they meet, and where `--toolsets` and `--read-only` choose among them.
@@ -8,30 +8,31 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from portal_tools.backends import Toolset
 from portal_tools.tools import PORTAL_TOOLS
 from portal_tools.toolspec import ToolSpec
 from svc_mcp.analytics import ANALYTICS_TOOLS
 
 TOOLS: tuple[ToolSpec, ...] = PORTAL_TOOLS + ANALYTICS_TOOLS
-TOOLSETS = ("portal", "analytics")
+TOOLSETS: tuple[Toolset, ...] = tuple(Toolset)
 
 
-def parse_toolsets(text: str) -> frozenset[str]:
-    """`portal,analytics` -> the names; raises ValueError naming what is unknown."""
-    names = frozenset(name.strip() for name in text.split(",") if name.strip())
-    unknown = sorted(names - set(TOOLSETS))
+def parse_toolsets(text: str) -> frozenset[Toolset]:
+    """`portal,analytics` -> the toolsets; raises ValueError naming what is unknown."""
+    names = {name.strip() for name in text.split(",") if name.strip()}
+    unknown = sorted(names - {toolset.value for toolset in Toolset})
     if unknown or not names:
         raise ValueError(
             f"unknown toolset {', '.join(unknown) or '(none given)'}; choose from "
             f"{', '.join(TOOLSETS)}"
         )
-    return names
+    return frozenset(Toolset(name) for name in names)
 
 
 def select_tools(
     tools: Collection[ToolSpec] = TOOLS,
     *,
-    toolsets: Collection[str] = TOOLSETS,
+    toolsets: Collection[Toolset] = TOOLSETS,
     read_only: bool = False,
 ) -> tuple[ToolSpec, ...]:
     """The rows of the given toolsets; with `read_only`, only those whose readOnlyHint is true."""

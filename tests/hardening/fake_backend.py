@@ -4,6 +4,7 @@ segment of the URL: `/<mode>/api/v1/system` answers as `<mode>` says. Every dela
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import time
 from collections import Counter
@@ -13,6 +14,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 SLOW_SECONDS = 5.0
 """How long the slow modes take, far beyond the client timeout the tests set."""
 
+
+def _envelope(code: str, message: str) -> bytes:
+    return json.dumps({"ok": False, "error": {"code": code, "message": message}}).encode()
+
+
 BODIES: dict[str, tuple[int, str, bytes]] = {
     "text": (200, "text/plain", b"all good, honestly"),
     "html": (200, "text/html", b"<!doctype html><html><body><h1>Welcome</h1></body></html>"),
@@ -21,6 +27,13 @@ BODIES: dict[str, tuple[int, str, bytes]] = {
     "json-array": (200, "application/json", b"[1, 2, 3]"),
     "html-500": (500, "text/html", b"<html><body>Internal Server Error</body></html>"),
     "bad-utf8": (200, "application/json", b'{"ok": true, "data": "\xff\xfe"}'),
+    "locked": (429, "application/json", _envelope("locked_out", "too many failures")),
+    "limited": (429, "application/json", _envelope("rate_limited", "slow down")),
+    "unavailable": (503, "application/json", _envelope("unavailable", "data unreadable")),
+}
+HEADERS: dict[str, dict[str, str]] = {
+    "locked": {"Retry-After": "840"},
+    "limited": {"Retry-After": "30"},
 }
 
 ARRIVALS: Counter[str] = Counter()
@@ -43,13 +56,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._trickle()
         else:
             status, content_type, body = BODIES[mode]
-            self._send(status, content_type, body)
+            self._send(status, content_type, body, HEADERS.get(mode, {}))
 
     do_POST = do_GET
 
-    def _send(self, status: int, content_type: str, body: bytes) -> None:
+    def _send(
+        self, status: int, content_type: str, body: bytes, headers: dict[str, str] | None = None
+    ) -> None:
         with contextlib.suppress(OSError):
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()

@@ -54,14 +54,14 @@ def test_everything_needed_works(
     result, findings = doctor(run_cli, "--json", env=env)
     assert result.returncode == 0, result.stdout
     assert list(findings) == [
-        "portal.base_url",
-        "portal.token",
-        "portal.answers",
-        "portal.identity",
         "service.base_url",
         "service.token",
         "service.answers",
         "service.auth",
+        "portal.base_url",
+        "portal.token",
+        "portal.answers",
+        "portal.identity",
         "host.cursor.user",
     ]
     assert {finding["status"] for finding in findings.values()} == {"ok", "info"}
@@ -151,7 +151,9 @@ def test_a_required_token_that_is_not_set(
     assert findings["service.token"]["message"] == (
         "not set (SERVICE_API_TOKEN or DASHBOARD_API_TOKEN)"
     )
-    assert findings["service.auth"]["message"].endswith("set SERVICE_API_TOKEN")
+    assert findings["service.auth"]["message"].endswith(
+        "set SERVICE_API_TOKEN (or DASHBOARD_API_TOKEN)"
+    )
     assert auth_failures(service) == 0
 
 

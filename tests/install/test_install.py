@@ -304,7 +304,7 @@ def test_env_comes_from_the_environment_and_the_flags(fake_home: Home, run_cli: 
         "SERVICE_API_BASE": "http://service-from-env:2",
         "SERVICE_API_TOKEN": SERVICE_SECRET,
         "PORTAL_SESSION_TOKEN": "",  # empty counts as unset
-        "DASHBOARD_API_TOKEN": "not-one-of-ours",
+        "SERVICE_INTEL_HMAC": "not-one-of-ours",
     }
     result = run_cli(
         "install",

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
-import respx
 
 from portal_tools.exits import EXIT_CODES
 from portal_tools.tools import PORTAL_TOOLS
 from svc_mcp import cli as svc_mcp_cli
 from svc_mcp.analytics import ANALYTICS_TOOLS
 from svc_mcp.table import TOOLS
+from tests.hardening.fake_backend import ARRIVALS, fake_backend
 from tests.mcp.conftest import (
     SVC_MCP,
     SVC_PORTAL,
@@ -103,10 +103,16 @@ def failures(portal: PortalStub) -> dict[str, Failure]:
             ["PORTAL_API_BASE"],
         ),
         "a limit out of range (svc-mcp)": Failure(
-            [SVC_MCP, "portal_catalog", "--limit", "0"], portal.env(), "usage", ["--limit"]
+            [SVC_MCP, "portal_catalog", "--limit", "0"],
+            portal.env(),
+            "invalid_argument",
+            ["limit must be from 1 to 1000, not 0"],
         ),
         "a limit out of range (svc-portal)": Failure(
-            [SVC_PORTAL, "catalog", "list", "--limit", "1001"], portal.env(), "usage", ["--limit"]
+            [SVC_PORTAL, "catalog", "list", "--limit", "1001"],
+            portal.env(),
+            "invalid_argument",
+            ["limit must be from 1 to 1000, not 1001"],
         ),
         "an unknown tool": Failure([SVC_MCP, "portal_nothing"], portal.env(), "usage", []),
         "a tool outside --toolsets": Failure(
@@ -160,39 +166,22 @@ def test_a_failure_is_one_line_and_its_exit_code(
 
 
 @pytest.mark.parametrize(
-    ("status", "body", "headers", "kind", "says"),
+    ("mode", "kind", "says"),
     [
-        (
-            429,
-            {"ok": False, "error": {"code": "locked_out", "message": "too many failures"}},
-            {"Retry-After": "840"},
-            "locked_out",
-            "retry after 840 seconds",
-        ),
-        (
-            429,
-            {"ok": False, "error": {"code": "rate_limited", "message": "slow down"}},
-            {"Retry-After": "30"},
-            "rate_limited",
-            "retry after 30 seconds",
-        ),
-        (
-            503,
-            {"ok": False, "error": {"code": "unavailable", "message": "data unreadable"}},
-            {},
-            "server_error",
-            "HTTP 503",
-        ),
+        ("locked", "locked_out", "retry after 840 seconds"),
+        ("limited", "rate_limited", "retry after 30 seconds"),
+        ("unavailable", "server_error", "HTTP 503"),
     ],
 )
 def test_answers_the_stub_never_gives_have_their_exit_codes_too(
-    status: int, body: object, headers: dict[str, str], kind: str, says: str
+    mode: str, kind: str, says: str
 ) -> None:
-    base = "http://portal.test"
-    with respx.mock(assert_all_called=True) as mock:
-        route = mock.get(f"{base}/api/whoami").respond(status, json=body, headers=headers)
-        done = run_in_process(svc_mcp_cli.main, ["portal_whoami"], {"PORTAL_API_BASE": base})
-    assert route.call_count == 1, "a 429 or 5xx is never retried"
+    with fake_backend() as base:
+        before = ARRIVALS[mode]
+        done = run_in_process(
+            svc_mcp_cli.main, ["portal_whoami"], {"PORTAL_API_BASE": f"{base}/{mode}"}
+        )
+        assert ARRIVALS[mode] == before + 1, "a 429 or 5xx is never retried"
     assert done.returncode == EXIT_CODES[kind]
     assert done.stderr.startswith(f"svc-mcp: {kind}: ")
     assert says in done.stderr
@@ -222,8 +211,37 @@ def test_the_cli_path_never_imports_mcp(portal: PortalStub) -> None:
         modules = imported_modules(done)
         assert "argparse" in modules, "the import report was read"
         assert not {m for m in modules if m == "mcp" or m.startswith("mcp.")}
-    heavy = {"httpx", "typer", "rich", "pydantic_settings", "asyncio"}
-    assert not heavy & imported_modules(listing), "listing loads only the table"
+    # One call loads what one request and its payload check need, and nothing more.
+    unused_by_a_call = {
+        "httpx",
+        "httpx._main",
+        "anyio",
+        "asyncio",
+        "typer",
+        "click",
+        "rich",
+        "pygments",
+        "certifi",
+        "pydantic_settings",
+    }
+    assert not unused_by_a_call & imported_modules(call)
+    assert "pydantic" in imported_modules(call), "the payload is checked"
+    assert not (unused_by_a_call | {"pydantic"}) & imported_modules(listing), "only the table"
+
+
+def test_a_call_to_an_http_backend_loads_no_ca_certificates(
+    portal: PortalStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ssl
+
+    def refuse(*args: object, **kwargs: object) -> ssl.SSLContext:
+        raise AssertionError("a CA bundle was loaded for an http:// backend")
+
+    monkeypatch.setattr(ssl, "create_default_context", refuse)
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", refuse)
+    done = run_in_process(svc_mcp_cli.main, ["portal_page"], portal.env())
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["cards"]
 
 
 def test_tools_lists_the_table_as_json_when_piped(portal: PortalStub) -> None:

@@ -10,14 +10,10 @@ import httpx
 import pytest
 import respx
 
+from portal_tools.backends import SERVICE
 from portal_tools.calls import ToolResult, call_tool
-from portal_tools.client import (
-    MAX_RESPONSE_BYTES,
-    Connection,
-    Payload,
-    fetch,
-    new_http_client,
-)
+from portal_tools.client import fetch, new_http_client
+from portal_tools.connection import MAX_RESPONSE_BYTES, Connection, Payload
 from portal_tools.errors import (
     BadRequest,
     CallError,
@@ -30,10 +26,8 @@ from portal_tools.errors import (
     Unauthorized,
     Unreachable,
 )
-from portal_tools.models import Identity
 from portal_tools.tools import AUDITOR, PORTAL_TOOLS
 from portal_tools.toolspec import ToolSpec
-from svc_mcp.service import SERVICE
 
 BASE = "http://portal.test"
 TOKEN = "session-token-0123456789abcdef"
@@ -316,7 +310,7 @@ def test_a_base_url_that_is_no_url_is_misconfigured(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("PORTAL_API_BASE", "portal.example:8081")
     with pytest.raises(Misconfigured) as raised:
         call_once(WHOAMI)
-    assert str(raised.value).startswith("invalid environment: PORTAL_API_BASE: ")
+    assert str(raised.value) == "PORTAL_API_BASE must be an http:// or https:// URL with a host"
 
 
 @pytest.mark.parametrize(
@@ -366,12 +360,11 @@ SERVICE_WHOAMI = ToolSpec(
     method="GET",
     path="/api/v1/identity",
     params=(),
-    returns=Identity,
+    returns="portal_tools.models:Identity",
     many=False,
     backend=SERVICE,
     access="a token",
     cli=("identity",),
-    toolset="analytics",
 )
 
 

@@ -173,8 +173,12 @@ def test_every_client_refuses_alike(
     for mcp_view in (view.stdio, view.http):
         result = mcp_view.results[spec.name]
         assert result.is_error
-        assert result.structured_content is None
         assert [block.text for block in result.content] == [message]  # type: ignore[union-attr]
+        assert result.structured_content == {
+            "kind": "forbidden",
+            "message": message.removeprefix("forbidden: "),
+            "hint": spec.access,
+        }
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
@@ -188,7 +192,6 @@ def test_tools_list_declares_every_row(views: dict[str, CallerView], transport: 
         assert tool.input_schema == spec.input_schema()
         assert tool.annotations is not None
         assert tool.annotations.model_dump(by_alias=True, exclude_none=True) == {
-            "title": spec.title,
             "readOnlyHint": True,
             "destructiveHint": False,
             "idempotentHint": True,

@@ -53,13 +53,20 @@ def test_arguments_outside_the_schema_are_tool_errors(portal: PortalStub) -> Non
     _, (too_small, unknown, bad_cursor, numeric_text) = asyncio.run(
         listed_and_called(portal.env(), [], calls)
     )
-    for result, says in (
-        (too_small, "greater than or equal to 1"),
-        (unknown, "Extra inputs are not permitted"),
-        (bad_cursor, "bad_request: the portal refused GET /api/catalog: HTTP 400"),
+    for result, says, hint in (
+        (too_small, "invalid_argument: limit must be from 1 to 1000, not 0", "limit"),
+        (unknown, "invalid_argument: portal_catalog takes no argument offset", "offset"),
+        (bad_cursor, "bad_request: the portal refused GET /api/catalog: HTTP 400", None),
     ):
         assert result.is_error
-        assert says in result.content[0].text  # type: ignore[union-attr]
+        text = result.content[0].text  # type: ignore[union-attr]
+        assert text.startswith(says)
+        assert result.structured_content is not None
+        assert result.structured_content["kind"] == says.split(":")[0]
+        assert (
+            f"{result.structured_content['kind']}: {result.structured_content['message']}" == text
+        )
+        assert result.structured_content.get("hint") == hint
     assert not numeric_text.is_error
     assert numeric_text.structured_content is not None
     assert len(numeric_text.structured_content["result"]) == 1

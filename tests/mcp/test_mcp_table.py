@@ -5,13 +5,13 @@ from __future__ import annotations
 import dataclasses
 
 import jsonschema
-import pydantic
 import pytest
 
+from portal_tools.backends import PORTAL, SERVICE, Toolset
+from portal_tools.errors import InvalidArgument
 from portal_tools.schemas import output_schema
-from portal_tools.tools import PORTAL, PORTAL_TOOLS
+from portal_tools.tools import PORTAL_TOOLS
 from portal_tools.toolspec import READ_ONLY, Hints, ToolSpec
-from svc_mcp.server import arguments_model
 from svc_mcp.table import TOOLS, parse_toolsets, select_tools
 
 SPEC_ROWS = {
@@ -74,31 +74,64 @@ def test_a_record_schema_names_its_wire_fields() -> None:
 
 
 @pytest.mark.parametrize(
-    "arguments",
-    [{"limit": 0}, {"limit": 1001}, {"limit": "many"}, {"cursor": 5}, {"offset": 3}],
+    ("arguments", "says"),
+    [
+        ({"limit": 0}, "limit must be from 1 to 1000, not 0"),
+        ({"limit": 1001}, "limit must be from 1 to 1000, not 1001"),
+        ({"limit": "many"}, "limit must be a whole number from 1 to 1000"),
+        ({"limit": True}, "limit must be a whole number from 1 to 1000"),
+        ({"cursor": 5}, "cursor must be a string"),
+        ({"offset": 3}, "portal_catalog takes no argument offset; it takes limit, cursor"),
+    ],
 )
-def test_mcp_arguments_outside_the_input_schema_are_refused(arguments: dict[str, object]) -> None:
+def test_arguments_outside_the_input_schema_are_refused(
+    arguments: dict[str, object], says: str
+) -> None:
+    """The row's own check and the published JSON schema agree on what is refused."""
     catalog = PORTAL_TOOLS[0]
-    with pytest.raises(pydantic.ValidationError):
-        arguments_model(catalog).model_validate(arguments)
+    with pytest.raises(InvalidArgument) as raised:
+        catalog.check_arguments(arguments)
+    assert str(raised.value) == says
+    assert raised.value.hint == next(iter(arguments))
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(arguments, catalog.input_schema())
 
 
-def test_mcp_arguments_inside_the_input_schema_are_accepted() -> None:
+def test_arguments_inside_the_input_schema_are_accepted() -> None:
     catalog = PORTAL_TOOLS[0]
     for arguments in ({}, {"limit": 1}, {"limit": 1000, "cursor": "bzoy"}):
         jsonschema.validate(arguments, catalog.input_schema())
-        assert (
-            arguments_model(catalog).model_validate(arguments).model_dump(exclude_none=True)
-            == arguments
-        )
+        assert catalog.check_arguments(arguments) == arguments
+    assert catalog.check_arguments({"limit": "20", "cursor": None}) == {"limit": 20}
+
+
+@pytest.mark.parametrize(
+    "spec", [spec for spec in TOOLS if spec.params], ids=lambda spec: spec.name
+)
+def test_every_choice_in_the_schema_is_checked(spec: ToolSpec) -> None:
+    """Enum parameters refuse what the schema does not list, and name what it does."""
+    for param in spec.params:
+        if not param.choices:
+            continue
+        assert spec.input_schema()["properties"][param.name]["enum"] == list(param.choices)
+        assert spec.check_arguments({param.name: param.choices[-1]}) == {
+            param.name: param.choices[-1]
+        }
+        with pytest.raises(InvalidArgument, match=", ".join(param.choices)):
+            spec.check_arguments({param.name: "bogus"})
+
+
+def test_each_row_names_its_backend_and_toolset() -> None:
+    assert {spec.backend for spec in TOOLS} == {PORTAL, SERVICE}
+    for spec in TOOLS:
+        assert spec.toolset is spec.backend.toolset
+        assert spec.record_model().__name__ == spec.returns.rpartition(":")[2]
 
 
 WRITER = dataclasses.replace(
     PORTAL_TOOLS[0],
     name="submit_something",
-    toolset="analytics",
+    backend=SERVICE,
     hints=Hints(read_only=False, destructive=False, idempotent=True, open_world=False),
 )
 
@@ -107,9 +140,9 @@ def test_selection_by_toolset_and_read_only() -> None:
     table = (*PORTAL_TOOLS, WRITER)
     assert select_tools(table) == table
     assert select_tools(table, read_only=True) == PORTAL_TOOLS
-    assert select_tools(table, toolsets={"analytics"}) == (WRITER,)
-    assert select_tools(table, toolsets={"analytics"}, read_only=True) == ()
-    assert select_tools(table, toolsets={"portal"}) == PORTAL_TOOLS
+    assert select_tools(table, toolsets={Toolset.ANALYTICS}) == (WRITER,)
+    assert select_tools(table, toolsets={Toolset.ANALYTICS}, read_only=True) == ()
+    assert select_tools(table, toolsets={Toolset.PORTAL}) == PORTAL_TOOLS
 
 
 def test_toolset_names_are_checked() -> None:

@@ -1,0 +1,219 @@
+"""One backend as a call sees it, and how its answers become values or typed errors.
+
+Both APIs answer `{"ok": true, "data": ..., "next_cursor"?: ...}` or
+`{"ok": false, "error": {"code": ..., "message": ...}}` (docs/api-portal.md, docs/api-service.md).
+The two transports, `portal_tools.client` (httpx, pooled, for the MCP server) and
+`portal_tools.oneshot` (the standard library, for one CLI call), both end in `answer` and
+`unreachable` here, so a failure reads the same whichever way the call went. Only the standard
+library is imported.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from portal_tools.errors import (
+    BadRequest,
+    CallError,
+    Forbidden,
+    LockedOut,
+    Misconfigured,
+    NotFound,
+    RateLimited,
+    ServerError,
+    Unauthorized,
+    Unreachable,
+)
+
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+TIMEOUT_SECONDS = 10.0
+TIMEOUT_VARIABLE = "SVC_MCP_TIMEOUT_SECONDS"
+MAX_TIMEOUT_SECONDS = 600.0
+CONNECT_TIMEOUT_SECONDS = 5.0
+MAX_URL_CHARS = 8 * 1024
+_MAX_QUOTED_CHARS = 300
+REDACTED = "[redacted]"
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Where one backend is and how to authenticate, as the environment says right now."""
+
+    service: str
+    """How messages name the backend, e.g. "the portal"."""
+    base_url: str
+    base_url_variable: str
+    token: str | None = field(repr=False)
+    credential_variable: str
+    """What to set to change the token, as messages name it."""
+    token_scheme: str = "Bearer"  # noqa: S105 (a scheme name, not a secret)
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"{self.token_scheme} {self.token}"} if self.token else {}
+
+    def url(self, path: str, query: dict[str, str]) -> str:
+        """The request URL; `BadRequest` when the arguments make it longer than any server takes."""
+        url = self.base_url + path + (f"?{urlencode(query)}" if query else "")
+        if len(url) > MAX_URL_CHARS:
+            raise BadRequest(
+                f"the arguments make the request URL {len(url):,} characters long, over the "
+                f"{MAX_URL_CHARS:,} a server accepts; shorten them"
+            )
+        return url
+
+    def scrub(self, text: str) -> str:
+        """`text` as one bounded line, with every spelling of the token removed (should a
+        server or a library echo it: raw, escaped as Python would, or base64)."""
+        if self.token:
+            for form in _spellings(self.token):
+                text = text.replace(form, REDACTED)
+        line = re.sub(r"\s+", " ", text).strip()
+        return line[:_MAX_QUOTED_CHARS]
+
+
+def _spellings(token: str) -> list[str]:
+    raw = token.encode()
+    encoded = [base64.b64encode(raw), base64.urlsafe_b64encode(raw)]
+    forms = {token, repr(token)[1:-1], repr(raw)[2:-1]}
+    forms |= {form.decode() for form in encoded} | {form.decode().rstrip("=") for form in encoded}
+    # Longest first, so that a longer spelling is not left half-replaced by a shorter one.
+    return sorted(forms, key=len, reverse=True)
+
+
+@dataclass(frozen=True)
+class Payload:
+    """A successful answer: the envelope's `data`, and `next_cursor` when more remain."""
+
+    data: Any
+    next_cursor: str | None = None
+
+
+def timeout_seconds() -> float:
+    """How long one call may take in all: `SVC_MCP_TIMEOUT_SECONDS`, read at each call (default
+    10); `Misconfigured` unless it is a number of seconds in (0, 600]."""
+    text = os.environ.get(TIMEOUT_VARIABLE, "").strip()
+    if not text:
+        return TIMEOUT_SECONDS
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_SECONDS):
+        raise Misconfigured(
+            f"{TIMEOUT_VARIABLE} must be a number of seconds above 0 and at most "
+            f"{MAX_TIMEOUT_SECONDS:g}"
+        )
+    return value
+
+
+def too_large(connection: Connection, request: str) -> ServerError:
+    return ServerError(
+        f"{connection.service} answered {request} with more than "
+        f"{MAX_RESPONSE_BYTES // (1024 * 1024)} MiB; refused"
+    )
+
+
+def unreachable(connection: Connection, reason: str) -> Unreachable:
+    """No HTTP answer; `reason` is scrubbed here, whatever the transport put into it."""
+    return Unreachable(
+        f"cannot reach {connection.service} at {connection.base_url} "
+        f"({connection.scrub(reason) or 'no reason given'}); is it running? "
+        f"{connection.base_url_variable} sets the address",
+        base_url=connection.base_url,
+    )
+
+
+def answer(
+    connection: Connection,
+    request: str,
+    status: int,
+    retry_after: str | None,
+    body: bytes,
+    needs: str,
+) -> Payload:
+    """The payload of an HTTP answer, or the `CallError` it means; `needs` says who may call
+    `request`, for the message of a 403."""
+    envelope = _envelope(body)
+    if 200 <= status < 300 and envelope is not None and envelope["ok"] and "data" in envelope:
+        next_cursor = envelope.get("next_cursor")
+        if next_cursor is None or isinstance(next_cursor, str):
+            return Payload(envelope["data"], next_cursor)
+    raise _failure(connection, request, status, retry_after, envelope, needs)
+
+
+def _envelope(raw: bytes) -> dict[str, Any] | None:
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(body, dict) and isinstance(body.get("ok"), bool):
+        return body
+    return None
+
+
+def _failure(
+    connection: Connection,
+    request: str,
+    status: int,
+    retry_after: str | None,
+    envelope: dict[str, Any] | None,
+    needs: str,
+) -> CallError:
+    error = envelope.get("error") if envelope else None
+    code = error.get("code") if isinstance(error, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    said = connection.scrub(f"{code}: {message}") if code and message else "no error envelope"
+    service, variable = connection.service, connection.credential_variable
+    if status == 401:
+        if connection.token:
+            return Unauthorized(
+                f"{service} refused the token in {variable} for {request} ({said}); "
+                f"set {variable} to a valid, unexpired token",
+                hint=variable,
+            )
+        return Unauthorized(
+            f"{service} needs a token for {request} ({said}); set {variable}", hint=variable
+        )
+    if status == 403:
+        whose = (
+            f"the token in {variable} belongs to an identity without it"
+            if connection.token
+            else f"no token is set: set {variable} to a session of such an identity"
+        )
+        return Forbidden(f"{request} needs {needs}; {whose} ({service} said {said})", hint=needs)
+    if status == 404:
+        return NotFound(
+            f"{service} at {connection.base_url} has no {request} ({said}); "
+            f"check that {connection.base_url_variable} points at {service}",
+            hint=connection.base_url_variable,
+        )
+    if status == 429:
+        return _too_many(connection, code, retry_after)
+    if 400 <= status < 500:
+        return BadRequest(f"{service} refused {request}: HTTP {status} ({said})")
+    if 200 <= status < 300:
+        return ServerError(f"{service} answered {request} without the documented envelope")
+    return ServerError(f"{service} failed to answer {request}: HTTP {status} ({said})")
+
+
+def _too_many(connection: Connection, code: object, raw: str | None) -> CallError:
+    retry_after = int(raw) if raw and raw.isdigit() else None
+    when = f"retry after {retry_after} seconds" if retry_after is not None else "retry later"
+    if code == "rate_limited":
+        return RateLimited(
+            f"{connection.service} is rate limiting requests: {when}; not retried automatically",
+            retry_after=retry_after,
+        )
+    return LockedOut(
+        f"locked out by {connection.service} after repeated failed credentials: {when}; "
+        f"not retried automatically, so check {connection.credential_variable} first",
+        retry_after=retry_after,
+        hint=connection.credential_variable,
+    )
