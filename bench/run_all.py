@@ -25,6 +25,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "service_stub": ["--requests", "4000", "--rounds", "3"],
     "mcp_calls": ["--calls", "300", "--runs", "5"],
     "intel": ["--count", "150"],
+    "context": [],
 }
 
 
@@ -128,7 +129,34 @@ def _mcp_calls(out: str) -> list[Row]:
     return rows
 
 
+def _context(out: str) -> list[Row]:
+    rows = []
+    for measure, figure, budget in re.findall(
+        r"^    (whole result|shown to the model)\s+([\d,]+) chars\s+\(budget ([\d,]+)", out, re.M
+    ):
+        rows.append(
+            Row("context", f"tools/list: {measure}", f"{figure} chars", "", "", f"<= {budget}")
+        )
+    total = re.search(
+        r"^    total of (\d+) read tools\s+([\d,]+)\s+vs\s+([\d,]+)\s+ratio ([\d.]+)", out, re.M
+    )
+    if total:
+        rows.append(
+            Row(
+                "context",
+                f"default results of the {total[1]} read tools, text characters",
+                total[2],
+                f"{total[3]} (REST default pages, as MCP results used to be)",
+                total[4],
+                "each <= 8,000",
+            )
+        )
+    return rows
+
+
 def parse(name: str, out: str) -> list[Row]:
+    if name == "context":
+        return _context(out)
     if name in ("portal_stub", "intel"):
         return _portal_or_intel(name, out)
     if name == "service_stub":

@@ -8,6 +8,7 @@ model before returning it.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -15,8 +16,8 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from portal_tools.connection import Connection, Payload
-from portal_tools.errors import ServerError, Unreachable
-from portal_tools.toolspec import ToolSpec
+from portal_tools.errors import InvalidArgument, ServerError, Unreachable
+from portal_tools.toolspec import FIELDS, ToolSpec
 
 if TYPE_CHECKING:
     import httpx
@@ -27,10 +28,22 @@ RETRY_DELAY_SECONDS = 0.2
 
 @dataclass(frozen=True)
 class ToolResult:
-    """The REST `data`, unchanged, and the cursor of the next page when more remain."""
+    """The REST `data` (only the chosen fields of each record when `fields` was given), and the
+    cursor of the next page when more remain."""
 
     data: Any
     next_cursor: str | None = None
+
+    def text(self, tool: str) -> str:
+        """What an agent reads: the structured content as compact JSON and, when more remain,
+        one line saying how to get the next page."""
+        text = json.dumps(self.structured(), ensure_ascii=False, separators=(",", ":"))
+        if self.next_cursor is None:
+            return text
+        return (
+            f"{text}\nMore records: call {tool} again with the same arguments and "
+            f"cursor={json.dumps(self.next_cursor)} for the next page."
+        )
 
     def structured(self) -> dict[str, Any]:
         """MCP structured content, which must be an object: a list becomes `{"result": [...]}`
@@ -48,15 +61,37 @@ class _Request:
     connection: Connection
     query: dict[str, str]
     body: Any
+    fields: tuple[str, ...] | None
 
 
 def _prepare(spec: ToolSpec, arguments: Mapping[str, object]) -> _Request:
     given = spec.check_arguments(arguments)
     if spec.precheck is not None:
         spec.precheck(given)
+    fields = _known_fields(spec, given.pop(FIELDS.name)) if FIELDS.name in given else None
     connection = spec.backend.connect()
     body = given.pop(spec.body, None) if spec.body else None
-    return _Request(connection, {name: str(value) for name, value in given.items()}, body)
+    query = {name: str(value) for name, value in given.items()}
+    return _Request(connection, query, body, fields)
+
+
+def _known_fields(spec: ToolSpec, names: object) -> tuple[str, ...]:
+    """`names` when each is a field of the row's records (as the output schema spells them)."""
+    assert isinstance(names, tuple)
+    known = record_fields(spec)
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise InvalidArgument(
+            f"fields: {', '.join(unknown)} not among the fields {', '.join(known)}",
+            hint=FIELDS.name,
+        )
+    return names
+
+
+def record_fields(spec: ToolSpec) -> tuple[str, ...]:
+    """The field names of the row's record, as the wire spells them."""
+    fields = spec.record_model().model_fields
+    return tuple(info.alias or name for name, info in fields.items())
 
 
 async def call_tool(
@@ -82,7 +117,7 @@ async def call_tool(
                 needs=spec.access,
                 json_body=request.body,
             )
-            return _checked(spec, request.connection, payload)
+            return _checked(spec, request, payload)
         except Unreachable:
             if attempt == attempts:
                 raise
@@ -106,7 +141,7 @@ def call_tool_once(spec: ToolSpec, arguments: Mapping[str, object]) -> ToolResul
                 needs=spec.access,
                 json_body=request.body,
             )
-            return _checked(spec, request.connection, payload)
+            return _checked(spec, request, payload)
         except Unreachable:
             if attempt == attempts:
                 raise
@@ -114,9 +149,10 @@ def call_tool_once(spec: ToolSpec, arguments: Mapping[str, object]) -> ToolResul
     raise AssertionError("unreachable: the loop returns or raises")
 
 
-def _checked(spec: ToolSpec, connection: Connection, payload: Payload) -> ToolResult:
+def _checked(spec: ToolSpec, request: _Request, payload: Payload) -> ToolResult:
     from pydantic import ValidationError
 
+    connection = request.connection
     try:
         payload_type(spec).validate_python(payload.data)
     except ValidationError as exc:
@@ -127,7 +163,10 @@ def _checked(spec: ToolSpec, connection: Connection, payload: Payload) -> ToolRe
             f"{connection.service} answered {spec.method} {spec.path} with a payload that does "
             f"not match {spec.returns.rpartition(':')[2]}: {where}: {first['msg']}{more}"
         ) from None
-    return ToolResult(payload.data, payload.next_cursor)
+    data = payload.data
+    if request.fields is not None:
+        data = [{k: record[k] for k in request.fields if k in record} for record in data]
+    return ToolResult(data, payload.next_cursor)
 
 
 @cache

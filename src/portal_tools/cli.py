@@ -62,8 +62,13 @@ def _group(groups: dict[tuple[str, ...], typer.Typer], path: tuple[str, ...]) ->
 def _command(spec: ToolSpec) -> Callable[..., None]:
     """A typer command whose options are the row's parameters."""
 
-    def command(ctx: typer.Context, **arguments: object) -> None:
-        run_tool(ctx.find_root().info_name or PROG, spec, arguments)
+    def command(ctx: typer.Context, **arguments: str | None) -> None:
+        params = {param.name: param for param in spec.params}
+        parsed = {
+            name: None if text is None else params[name].parse(text)
+            for name, text in arguments.items()
+        }
+        run_tool(ctx.find_root().info_name or PROG, spec, parsed)
 
     parameters = [
         inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
@@ -71,7 +76,7 @@ def _command(spec: ToolSpec) -> Callable[..., None]:
     for param in spec.params:
         # Values stay text here: the row's Param checks them when the call runs, so a bad one
         # fails as `invalid_argument`, the same kind as over MCP.
-        option = typer.Option(param.option, help=param.description, metavar=param.json_type)
+        option = typer.Option(param.option, help=param.help, metavar=param.metavar)
         parameters.append(
             inspect.Parameter(
                 param.name,

@@ -127,6 +127,7 @@ def unreachable(connection: Connection, reason: str) -> Unreachable:
         f"({connection.scrub(reason) or 'no reason given'}); is it running? "
         f"{connection.base_url_variable} sets the address",
         base_url=connection.base_url,
+        hint=connection.base_url_variable,
     )
 
 

@@ -79,8 +79,8 @@ class Unreachable(CallError):
 
     kind = "unreachable"
 
-    def __init__(self, message: str, base_url: str) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, base_url: str, *, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
         self.base_url = base_url
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from portal_tools.backends import Backend, Toolset
 
-ParamType = Literal["string", "integer", "object"]
+ParamType = Literal["string", "integer", "object", "array"]
 MAX_TEXT_CHARS = 1024
 """The longest text argument: filters are identifiers, times and names."""
 
@@ -42,6 +42,26 @@ class Param:
     maximum: int | None = None
     choices: tuple[str, ...] = ()
     required: bool = False
+    default: int | None = None
+    """What an MCP call uses when the argument is left out (the CLI leaves it to the server)."""
+
+    @property
+    def help(self) -> str:
+        """The CLI's help text: the description, or what the schema allows."""
+        if self.description:
+            return self.description
+        if self.name == "cursor":
+            return "next_cursor of the previous page"
+        if self.maximum is not None:
+            return f"from {self.minimum} to {self.maximum}"
+        return f"only records with this {self.name}"
+
+    @property
+    def metavar(self) -> str:
+        """How CLI help shows the value."""
+        if self.choices:
+            return "{" + ",".join(self.choices) + "}"
+        return {"array": "NAME,...", "object": "PATH|-"}.get(self.json_type, self.json_type.upper())
 
     @property
     def option(self) -> str:
@@ -49,15 +69,19 @@ class Param:
         return "--file" if self.json_type == "object" else "--" + self.name.replace("_", "-")
 
     def json_schema(self) -> dict[str, Any]:
-        schema: dict[str, Any] = {"type": self.json_type, "description": self.description}
+        schema: dict[str, Any] = {"type": self.json_type}
+        if self.description:
+            schema["description"] = self.description
+        if self.json_type == "array":
+            schema["items"] = {"type": "string"}
         if self.choices:
             schema["enum"] = list(self.choices)
         if self.minimum is not None:
             schema["minimum"] = self.minimum
         if self.maximum is not None:
             schema["maximum"] = self.maximum
-        if self.json_type == "string" and not self.choices:
-            schema["maxLength"] = MAX_TEXT_CHARS
+        if self.default is not None:
+            schema["default"] = self.default
         return schema
 
     def check(self, value: object) -> object:
@@ -70,6 +94,8 @@ class Param:
             if not isinstance(value, dict):
                 raise self._invalid("must be a JSON object")
             return value
+        if self.json_type == "array":
+            return self._check_names(value)
         if not isinstance(value, str):
             raise self._invalid("must be a string")
         if self.choices and value not in self.choices:
@@ -79,8 +105,16 @@ class Param:
         return value
 
     def parse(self, text: str) -> object:
-        """A value typed on a command line (an object parameter is handled by the CLI)."""
-        return self.check(text)
+        """A value typed on a command line, before `check`: a list is typed as `a,b,c`."""
+        return text.split(",") if self.json_type == "array" else text
+
+    def _check_names(self, value: object) -> tuple[str, ...]:
+        if not isinstance(value, list | tuple) or not all(isinstance(i, str) for i in value):
+            raise self._invalid("must be a list of names")
+        names = tuple(dict.fromkeys(item.strip() for item in value if item.strip()))
+        if not names or sum(map(len, names)) > MAX_TEXT_CHARS:
+            raise self._invalid(f"must name at least one field in {MAX_TEXT_CHARS:,} characters")
+        return names
 
     def _check_integer(self, value: object) -> int:
         number: int | None = None
@@ -117,9 +151,12 @@ class Hints:
     open_world: bool
 
     def annotations(self) -> dict[str, bool]:
-        """In the wire spelling of MCP's `ToolAnnotations`."""
+        """In the wire spelling of MCP's `ToolAnnotations`. For a read-only tool the destructive
+        and idempotent hints mean nothing (MCP says so) and are left out."""
+        if self.read_only:
+            return {"readOnlyHint": True, "openWorldHint": self.open_world}
         return {
-            "readOnlyHint": self.read_only,
+            "readOnlyHint": False,
             "destructiveHint": self.destructive,
             "idempotentHint": self.idempotent,
             "openWorldHint": self.open_world,
@@ -129,11 +166,18 @@ class Hints:
 READ_ONLY = Hints(read_only=True, destructive=False, idempotent=True, open_world=False)
 """A read of one known service: changes nothing, safe to repeat, a closed world."""
 
-LIMIT = Param("limit", "integer", "Page size, 1-1000.", minimum=1, maximum=1000)
-CURSOR = Param("cursor", "string", "next_cursor from the previous page.")
-PAGING = (LIMIT, CURSOR)
-"""The one paging rule of both backends: `limit` and an opaque `cursor`; when more remain the
-answer carries `next_cursor`."""
+AGENT_PAGE = 20
+"""The records an MCP call returns when `limit` is left out: small enough for an agent's context
+(each default result stays under 8,000 characters); the CLI keeps the server's default of 100."""
+CURSOR = Param("cursor", "string", "")
+FIELDS = Param("fields", "array", "Only these fields of each record.")
+
+
+def paging(agent_page: int) -> tuple[Param, Param]:
+    """The one paging rule of both backends: `limit` and an opaque `cursor`; when more remain the
+    answer carries `next_cursor`."""
+    limit = Param("limit", "integer", "", minimum=1, maximum=1000, default=agent_page)
+    return limit, CURSOR
 
 
 @dataclass(frozen=True)
@@ -168,6 +212,15 @@ class ToolSpec:
     @property
     def toolset(self) -> Toolset:
         return self.backend.toolset
+
+    @property
+    def selectable(self) -> bool:
+        """Whether the call may pick fields of each record (`fields`)."""
+        return any(param.name == FIELDS.name for param in self.params)
+
+    def agent_defaults(self) -> dict[str, object]:
+        """The arguments an MCP call sends when they are left out (a smaller page)."""
+        return {param.name: param.default for param in self.params if param.default is not None}
 
     def record_model(self) -> type[BaseModel]:
         module, _, name = self.returns.partition(":")
@@ -218,22 +271,23 @@ def read_tool(
     access: str,
     filters: tuple[Param, ...] = (),
     many: bool = True,
+    agent_page: int = AGENT_PAGE,
+    selectable: bool = False,
     cli: tuple[str, ...] = (),
 ) -> ToolSpec:
-    """A GET row of either backend; a list (`many`) is paged by the one rule, `PAGING`."""
+    """A GET row of either backend: a list (`many`) is paged by the one rule, `paging`; a list
+    of wide records (`selectable`) also takes `fields`."""
+    params = (*paging(agent_page), *filters) if many else filters
     return ToolSpec(
         name=name,
         title=title,
-        description=f"{description} {PAGED}" if many else description,
+        description=description,
         method="GET",
         path=path,
-        params=(*PAGING, *filters) if many else filters,
+        params=(*params, FIELDS) if selectable else params,
         returns=returns,
         many=many,
         backend=backend,
         access=access,
         cli=cli,
     )
-
-
-PAGED = "Paged: pass next_cursor back as cursor."

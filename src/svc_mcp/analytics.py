@@ -13,15 +13,17 @@ from typing import Any
 
 from portal_tools.backends import SERVICE
 from portal_tools.errors import InvalidArgument
-from portal_tools.toolspec import Hints, Param, ToolSpec, read_tool
+from portal_tools.toolspec import AGENT_PAGE, Hints, Param, ToolSpec, read_tool
 
 INTEL_SCHEMA_TAG = "svc.intel.v1"
 
 SERVICE_ACCESS = f"the data service token ({SERVICE.token_names})"
-SYMBOL = Param("symbol", "string", "Only this symbol, e.g. ABC.")
-SINCE = Param("since", "string", "Only from this time on (ISO 8601, UTC when no offset).")
-UNTIL = Param("until", "string", "Only before this time (ISO 8601, exclusive).")
-SIDE = Param("side", "string", "Only this side.", choices=("buy", "sell"))
+
+SYMBOL = Param("symbol", "string", "")
+SINCE = Param("since", "string", "From this ISO 8601 time (UTC without offset).")
+UNTIL = Param("until", "string", "Before this ISO 8601 time.")
+SIDE = Param("side", "string", "", choices=("buy", "sell"))
+KIND = Param("kind", "string", "")
 
 
 def _read(
@@ -33,17 +35,21 @@ def _read(
     filters: tuple[Param, ...] = (),
     *,
     many: bool = True,
+    selectable: bool = False,
+    agent_page: int = AGENT_PAGE,
 ) -> ToolSpec:
     return read_tool(
         name,
         title,
-        f"{description} Newest first." if many else description,
+        f"{description} Newest first; filters narrow it." if many else description,
         path,
         f"svc_mcp.records:{returns}",
         backend=SERVICE,
         access=SERVICE_ACCESS,
         filters=filters,
         many=many,
+        selectable=selectable,
+        agent_page=agent_page,
     )
 
 
@@ -67,10 +73,8 @@ SUBMIT_INTEL = ToolSpec(
     name="submit_intel",
     title="Submit signed intel",
     description=(
-        "Forward one pre-signed svc.intel.v1 envelope to the data service's intel inbox. The "
-        "envelope must already carry its sig (this tool cannot sign). Safe to repeat: sending "
-        "the same envelope again answers duplicate=true and stores nothing new; another envelope "
-        "with the same id is refused as a conflict. This is the only tool that writes."
+        "Forward one pre-signed svc.intel.v1 envelope to the intel inbox (the only write; it "
+        "cannot sign). A repeat answers duplicate=true; another envelope with its id, conflict."
     ),
     method="POST",
     path="/api/v1/intel",
@@ -96,8 +100,8 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
     _read(
         "get_system",
         "Trading system state",
-        "Get the trading daemon's state: running or paused (and why), equity, cash, exposure, "
-        "unrealized P&L, open position and order counts, version and heartbeat. Start here.",
+        "Get the trading daemon's state: running or paused (and why), equity, exposure, P&L, "
+        "counts, heartbeat. Start here.",
         "/api/v1/system",
         "SystemState",
         many=False,
@@ -105,8 +109,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
     _read(
         "get_positions",
         "Open positions",
-        "List open positions by symbol: side, signed quantity, average and mark price, market "
-        "value, unrealized and realized P&L.",
+        "List open positions: side, quantity, prices, market value, P&L.",
         "/api/v1/positions",
         "Position",
         (SYMBOL,),
@@ -114,9 +117,8 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
     _read(
         "get_orders",
         "Orders",
-        "List orders: symbol, side, type, quantity, prices, status, filled and remaining "
-        "quantity, reject reason, strategy. status=open gives the working ones. Read-only: "
-        "orders cannot be placed or cancelled through this package.",
+        "List the daemon's orders (read-only: none can be placed or cancelled here); "
+        "status=open gives the working ones.",
         "/api/v1/orders",
         "Order",
         (
@@ -124,28 +126,29 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
             Param(
                 "status",
                 "string",
-                "Only this status; open = new or partially filled.",
+                "open = new or partially_filled.",
                 choices=("open", "new", "partially_filled", "filled", "cancelled", "rejected"),
             ),
             SIDE,
             SINCE,
             UNTIL,
         ),
+        selectable=True,
+        agent_page=15,
     ),
     _read(
         "get_fills",
         "Fills",
-        "List executions: order id, symbol, side, quantity, price, notional, fee, liquidity, "
-        "venue and time.",
+        "List executions: order, symbol, side, quantity, price, fee, venue, time.",
         "/api/v1/fills",
         "Fill",
-        (SYMBOL, Param("order_id", "string", "Only fills of this order."), SIDE, SINCE, UNTIL),
+        (SYMBOL, Param("order_id", "string", ""), SIDE, SINCE, UNTIL),
+        selectable=True,
     ),
     _read(
         "get_pnl",
         "Daily P&L",
-        "List daily profit and loss: realized, unrealized change, fees, net, closing equity and "
-        "trade count per day. since/until take dates (YYYY-MM-DD).",
+        "List daily P&L (since/until take dates).",
         "/api/v1/pnl",
         "DailyPnl",
         (SINCE, UNTIL),
@@ -153,8 +156,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
     _read(
         "get_risk",
         "Risk limits",
-        "List risk limits with their current use: limit, current value, utilization and status "
-        "(ok, warning from 80%, breached from 100%). Ordered by symbol and scope.",
+        "List risk limits and their use (status warning from 80%, breached from 100%).",
         "/api/v1/risk",
         "RiskLimit",
         (SYMBOL,),
@@ -162,36 +164,31 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
     _read(
         "get_intel",
         "Intel inbox",
-        "List the intel envelopes the service has received: id, source, kind, times and body.",
+        "List the intel envelopes received: id, source, kind, times, body.",
         "/api/v1/intel",
         "IntelItem",
-        (
-            Param("kind", "string", "Only this kind."),
-            Param("source", "string", "Only from this source."),
-            SINCE,
-            UNTIL,
-        ),
+        (KIND, Param("source", "string", ""), SINCE, UNTIL),
     ),
     _read(
         "get_events",
         "Event log",
-        "List the daemon's events: time, level, kind (e.g. order_rejected, risk_limit_warning, "
-        "system_paused), source, symbol and message.",
+        "List the daemon's events: time, level, kind, source, symbol, message.",
         "/api/v1/events",
         "Event",
         (
-            Param("level", "string", "Only this level.", choices=("info", "warning", "error")),
-            Param("kind", "string", "Only this kind, e.g. order_rejected."),
+            Param("level", "string", "", choices=("info", "warning", "error")),
+            KIND,
             SYMBOL,
             SINCE,
             UNTIL,
         ),
+        selectable=True,
     ),
     _read(
         "get_auth_status",
         "Auth status",
-        "Get whether the data service requires auth (auth_required) and whether the configured "
-        "token is accepted (authenticated). Use it to diagnose a 401.",
+        "Get whether the data service requires auth and whether the configured token passes. "
+        "Use it to diagnose a 401.",
         "/api/v1/auth/status",
         "AuthStatus",
         many=False,
@@ -199,8 +196,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
     _read(
         "get_health",
         "Service health",
-        "Get the data service's readiness: status ready, or an unavailable error when its "
-        "database cannot be read.",
+        "Get the data service's readiness (ready, or an unavailable error).",
         "/health/ready",
         "Health",
         many=False,

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from portal_tools.exits import OneLineParser, fail, quiet_on_broken_pipe
-from portal_tools.toolspec import Param, ToolSpec
+from portal_tools.toolspec import ToolSpec
 from svc_mcp.listing import print_json, print_table
 from svc_mcp.table import TOOLS, TOOLSETS, parse_toolsets, select_tools
 
@@ -203,10 +203,10 @@ def _parser() -> argparse.ArgumentParser:
             command.add_argument(
                 param.option,
                 dest=param.name,
-                type=_json_file if param.json_type == "object" else str,
+                type=_json_file if param.json_type == "object" else param.parse,
                 required=param.required,
-                metavar="PATH|-" if param.json_type == "object" else _metavar(param),
-                help=param.description,
+                metavar=param.metavar,
+                help=param.help,
             )
     return parser
 
@@ -268,10 +268,6 @@ def _json_file(source: str) -> object:
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(f"{source} must hold a JSON object")
     return value
-
-
-def _metavar(param: Param) -> str:
-    return "{" + ",".join(param.choices) + "}" if param.choices else param.json_type.upper()
 
 
 def _bounded_int(minimum: int | None, maximum: int | None) -> Callable[[str], int]:

@@ -8,7 +8,6 @@ back as a tool error (`isError`) whose text says what to do. This is the only mo
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from importlib.metadata import version
 from typing import Any
@@ -60,9 +59,12 @@ def build_server(specs: Sequence[ToolSpec], http: httpx.AsyncClient) -> MCPServe
 
 
 def _tool(spec: ToolSpec, http: httpx.AsyncClient) -> Tool:
+    defaults = spec.agent_defaults()
+
     async def run(arguments: dict[str, Any]) -> CallToolResult:
+        given = {name: value for name, value in arguments.items() if value is not None}
         try:
-            result = await call_tool(spec, arguments, http)
+            result = await call_tool(spec, {**defaults, **given}, http)
         except CallError as error:
             text = f"{error.kind}: {error}"
             return CallToolResult(
@@ -70,10 +72,9 @@ def _tool(spec: ToolSpec, http: httpx.AsyncClient) -> Tool:
                 structured_content=error.as_dict(),
                 is_error=True,
             )
-        structured = result.structured()
-        text = json.dumps(structured, ensure_ascii=False)
         return CallToolResult(
-            content=[TextContent(type="text", text=text)], structured_content=structured
+            content=[TextContent(type="text", text=result.text(spec.name))],
+            structured_content=result.structured(),
         )
 
     return Tool(

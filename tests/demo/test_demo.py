@@ -22,6 +22,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
+from portal_tools.toolspec import AGENT_PAGE
 from svc_mcp.table import TOOLS
 from tests.demo.conftest import (
     Sandbox,
@@ -83,7 +84,8 @@ def test_it_calls_each_read_tool_and_summarizes_the_result(finished: Finished) -
     assert results["get_auth_status"] == "auth_required=True authenticated=True"
     assert results["get_intel"] == "0 records"  # before the submission
     assert results["get_positions"].startswith("4 records; first: symbol=")
-    assert results["portal_audit"].startswith("100 records, more on the next page; first: ")
+    # The demo drives svc-mcp as an agent would: a list comes in the agent's smaller page.
+    assert results["portal_audit"].startswith(f"{AGENT_PAGE} records, more on the next page; ")
 
 
 def test_it_submits_signed_intel_then_sees_the_duplicate(finished: Finished) -> None:

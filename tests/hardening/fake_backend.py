@@ -3,6 +3,7 @@ segment of the URL: `/<mode>/api/v1/system` answers as `<mode>` says. Every dela
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import threading
@@ -27,10 +28,15 @@ BODIES: dict[str, tuple[int, str, bytes]] = {
     "json-array": (200, "application/json", b"[1, 2, 3]"),
     "html-500": (500, "text/html", b"<html><body>Internal Server Error</body></html>"),
     "bad-utf8": (200, "application/json", b'{"ok": true, "data": "\xff\xfe"}'),
+}
+"""Answers that are not the documented envelope and payload."""
+
+REFUSALS: dict[str, tuple[int, str, bytes]] = {
     "locked": (429, "application/json", _envelope("locked_out", "too many failures")),
     "limited": (429, "application/json", _envelope("rate_limited", "slow down")),
     "unavailable": (503, "application/json", _envelope("unavailable", "data unreadable")),
 }
+"""Well-formed refusals that the stubs never give in these tests' set-ups."""
 HEADERS: dict[str, dict[str, str]] = {
     "locked": {"Retry-After": "840"},
     "limited": {"Retry-After": "30"},
@@ -49,13 +55,15 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         mode = self.path.split("/")[1]
         ARRIVALS[mode] += 1
-        if mode == "slow":
+        if mode == "echo":
+            self._echo()
+        elif mode == "slow":
             time.sleep(SLOW_SECONDS)
             self._send(200, "application/json", b'{"ok": true, "data": {}}')
         elif mode == "trickle":
             self._trickle()
         else:
-            status, content_type, body = BODIES[mode]
+            status, content_type, body = {**BODIES, **REFUSALS}[mode]
             self._send(status, content_type, body, HEADERS.get(mode, {}))
 
     do_POST = do_GET
@@ -71,6 +79,22 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+
+    def _echo(self) -> None:
+        """A hostile backend: healthy, says auth is required, and refuses every other request
+        with a 401 whose message repeats the credential it was sent, raw, escaped and in base64."""
+        path = self.path.split("?")[0].removeprefix("/echo")
+        if path == "/health/live":
+            self._send(200, "application/json", b'{"ok": true, "data": {"status": "live"}}')
+            return
+        if path == "/api/v1/auth/status":
+            body = {"ok": True, "data": {"auth_required": True, "authenticated": False}}
+            self._send(200, "application/json", json.dumps(body).encode())
+            return
+        sent = self.headers.get("Authorization", "")
+        token = sent.partition(" ")[2]
+        said = f"bad credential {sent!r} {token} {base64.b64encode(token.encode()).decode()}"
+        self._send(401, "application/json", _envelope("unauthorized", said))
 
     def _trickle(self) -> None:
         """Headers at once, then one byte every 0.1 s: no single read ever times out."""

@@ -49,10 +49,12 @@ async def call(base_url: str, tool: str = "get_system") -> tuple[CallToolResult,
 
 
 def text(result: CallToolResult) -> str:
+    """The error's text, after checking that its structured content says the same."""
     assert result.is_error, result
-    assert result.structured_content is None
     content = result.content[0]
     assert isinstance(content, TextContent)
+    structured = result.structured_content or {}
+    assert content.text == f"{structured['kind']}: {structured['message']}"
     return content.text
 
 

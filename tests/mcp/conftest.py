@@ -22,6 +22,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from portal_tools.toolspec import ToolSpec
 from tests.support import free_port, running_server
 
 T = TypeVar("T")
@@ -206,3 +207,12 @@ def service_stub(root: Path, *server_args: str, **extra_env: str) -> Iterator[Se
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceStub]:
     with service_stub(tmp_path_factory.mktemp("mcp-service")) as stub:
         yield stub
+
+
+REST_DEFAULT_PAGE = 100
+
+
+def rest_default_page(spec: ToolSpec) -> dict[str, object]:
+    """The arguments that ask MCP for the page REST and the CLI give by default (an MCP call
+    without `limit` gets a smaller page, for an agent's context)."""
+    return {"limit": REST_DEFAULT_PAGE} if spec.many else {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,6 +29,7 @@ from tests.mcp.conftest import (
     over_http,
     over_stdio,
     process_env,
+    rest_default_page,
     run_in_process,
     service_stub,
 )
@@ -50,7 +52,9 @@ class McpView:
 async def _use(session: ClientSession) -> McpView:
     await session.initialize()
     tools = await session.list_tools()
-    results = {spec.name: await session.call_tool(spec.name, {}) for spec in READS}
+    results = {
+        spec.name: await session.call_tool(spec.name, rest_default_page(spec)) for spec in READS
+    }
     return McpView(tools, results)
 
 
@@ -149,6 +153,17 @@ def test_a_missing_token_names_the_variable(service: ServiceStub) -> None:
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def wait_for_lines(path: Path, marker: str, count: int) -> str:
+    """The log once it holds `count` lines with `marker` (the server may write a request's line
+    just after the client has read the answer), or as it is after 10 s."""
+    deadline = time.monotonic() + 10
+    while True:
+        text = path.read_text()
+        if text.count(marker) >= count or time.monotonic() > deadline:
+            return text
+        time.sleep(0.05)
+
+
 def test_a_wrong_token_locks_out_and_is_never_retried(tmp_path: Path) -> None:
     wrong = "wrong-token-" + "w" * 24
     with service_stub(tmp_path) as stub:
@@ -157,7 +172,7 @@ def test_a_wrong_token_locks_out_and_is_never_retried(tmp_path: Path) -> None:
             for _ in range(9)
         ]
         locked = run_in_process(svc_mcp_cli.main, ["get_system"], stub.env(token=wrong))
-        log = stub.log_path.read_text()
+        log = wait_for_lines(stub.log_path, '"route":"/api/v1/', 10)
     assert codes[:7] == [3] * 7
     assert codes[7:] == [6, 6]
     assert locked.returncode == 6

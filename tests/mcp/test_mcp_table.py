@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import jsonschema
 import pytest
 
 from portal_tools.backends import PORTAL, SERVICE, Toolset
 from portal_tools.errors import InvalidArgument
-from portal_tools.schemas import output_schema
-from portal_tools.tools import PORTAL_TOOLS
+from portal_tools.schemas import compact, output_schema
+from portal_tools.tools import ANYONE, PORTAL_TOOLS
 from portal_tools.toolspec import READ_ONLY, Hints, ToolSpec
 from svc_mcp.table import TOOLS, parse_toolsets, select_tools
 
@@ -43,34 +44,56 @@ def test_the_portal_rows_are_the_specs() -> None:
         assert spec.toolset == "portal"
         assert spec.hints == READ_ONLY
         assert spec.many == (spec.name not in OBJECT_PAYLOADS)
-        assert [param.name for param in spec.params] == (["limit", "cursor"] if spec.many else [])
+        paging = ["limit", "cursor"] if spec.many else []
+        selection = ["fields"] if spec.name in ("portal_audit", "portal_gateway_audit") else []
+        assert [param.name for param in spec.params] == paging + selection
 
 
-def test_descriptions_say_what_comes_back_and_who_may_ask() -> None:
-    for spec in PORTAL_TOOLS:
-        assert len(spec.description) > 120, spec.name
-        if spec.many:
-            assert "next_cursor" in spec.description
+def test_descriptions_say_who_may_ask() -> None:
+    for spec in TOOLS:
+        assert 40 < len(spec.description) <= 220, spec.name
         if spec.access.startswith("the auditor role"):
-            assert "auditor role with a human session" in spec.description
+            assert "Auditor role, human session (PORTAL_SESSION_TOKEN) only." in spec.description
+        if spec.access == ANYONE and spec.many:
+            assert "Anonymous callers see public ones only." in spec.description
 
 
-@pytest.mark.parametrize("spec", PORTAL_TOOLS, ids=lambda spec: spec.name)
+@pytest.mark.parametrize("spec", TOOLS, ids=lambda spec: spec.name)
 def test_schemas_are_valid_json_schema(spec: ToolSpec) -> None:
     jsonschema.Draft202012Validator.check_schema(spec.input_schema())
     schema = output_schema(spec)
     jsonschema.Draft202012Validator.check_schema(schema)
     assert schema["type"] == "object"
+    text = json.dumps(schema)
+    assert '"title"' not in text.replace('"title": {"type"', "")  # a field named title stays
+    assert "$ref" not in text
+    assert "anyOf" not in text
     if spec.many:
-        assert schema["required"] == ["result"]
         assert set(schema["properties"]) == {"result", "next_cursor"}
+        limit = spec.input_schema()["properties"]["limit"]
+        assert limit == {"type": "integer", "minimum": 1, "maximum": 1000, "default": 20} or (
+            spec.name == "get_orders" and limit["default"] == 15
+        )
 
 
-def test_a_record_schema_names_its_wire_fields() -> None:
+def test_a_record_schema_names_its_wire_fields_and_nullable_types() -> None:
     sessions = next(spec for spec in PORTAL_TOOLS if spec.name == "portal_sessions")
-    record = output_schema(sessions)["$defs"]["SessionRecord"]
-    assert set(record["properties"]) == {"id", "subject", "createdAt", "expiresAt", "revokedAt"}
-    assert record["required"] == ["id", "subject", "createdAt", "expiresAt"]
+    record = output_schema(sessions)["properties"]["result"]["items"]
+    assert record["properties"] == {
+        "id": {"type": "string"},
+        "subject": {"type": "string"},
+        "createdAt": {"type": "string"},
+        "expiresAt": {"type": "string"},
+        "revokedAt": {"type": ["string", "null"]},
+    }
+
+
+def test_a_nullable_enum_admits_null() -> None:
+    schema = compact({"anyOf": [{"enum": ["a", "b"], "type": "string"}, {"type": "null"}]}, {})
+    assert schema == {"enum": ["a", "b", None], "type": ["string", "null"]}
+    jsonschema.validate(None, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate("c", schema)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,104 @@
+"""What svc-mcp puts into an agent's context, in characters, beside what the REST default gave.
+
+Against `svc-mcp demo`'s data (the portal and data service stubs started as real processes), a
+real `svc-mcp` stdio server is driven by the official MCP client:
+(a) `tools/list`: the whole result as compact JSON (budget 20,000) and what a host shows the model,
+    name + title + description + inputSchema of every tool (budget 10,000);
+(b) each read tool's text content at default arguments (budget 8,000 each), beside the baseline:
+    the REST default page (100 records) rendered as one JSON text, as an MCP result used to be.
+    The totals of the 23 read tools are printed side by side with their ratio.
+
+Usage: uv run python bench/context.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.types import TextContent
+
+from svc_mcp.demo_stubs import running_stubs
+from svc_mcp.table import TOOLS
+
+BIN = Path(sys.executable).parent
+LIST_BUDGET = 20_000
+SHOWN_BUDGET = 10_000
+RESULT_BUDGET = 8_000
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+async def measure(variables: dict[str, str]) -> tuple[int, int, dict[str, int]]:
+    server = StdioServerParameters(command=str(BIN / "svc-mcp"), env={**os.environ, **variables})
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        listed = await session.list_tools()
+        tools = [
+            tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in listed.tools
+        ]
+        shown = sum(
+            len(compact({k: tool.get(k) for k in ("name", "title", "description", "inputSchema")}))
+            for tool in tools
+        )
+        results = {}
+        for spec in TOOLS:
+            if not spec.hints.read_only:
+                continue
+            result = await session.call_tool(spec.name, {})
+            assert not result.is_error, result.content
+            results[spec.name] = sum(
+                len(block.text) for block in result.content if isinstance(block, TextContent)
+            )
+        return len(compact(tools)), shown, results
+
+
+def baseline(variables: dict[str, str]) -> dict[str, int]:
+    """The REST default page of each read tool, as one JSON text like the MCP result used to be."""
+    sizes = {}
+    for spec in TOOLS:
+        if not spec.hints.read_only:
+            continue
+        base = variables[spec.backend.base_url_variable]
+        token = variables[spec.backend.token_variables[0]]
+        envelope = httpx.get(base + spec.path, headers={"Authorization": f"Bearer {token}"}).json()
+        data = envelope["data"]
+        structured = data if isinstance(data, dict) else {"result": data}
+        if envelope.get("next_cursor"):
+            structured["next_cursor"] = envelope["next_cursor"]
+        sizes[spec.name] = len(json.dumps(structured, ensure_ascii=False))
+    return sizes
+
+
+def main() -> None:
+    with running_stubs() as stubs:
+        variables = stubs.mcp_variables()
+        listed, shown, results = asyncio.run(measure(variables))
+        before = baseline(variables)
+    ok = {True: "ok", False: "OVER"}
+    print(f"(a) tools/list, {len(TOOLS)} tools, compact JSON")
+    print(
+        f"    whole result           {listed:8,} chars   (budget {LIST_BUDGET:,}: {ok[listed <= LIST_BUDGET]})"
+    )
+    print(
+        f"    shown to the model     {shown:8,} chars   (budget {SHOWN_BUDGET:,}: {ok[shown <= SHOWN_BUDGET]})"
+    )
+    print("(b) default results, text characters: now vs REST default page (100 records)")
+    for name, size in results.items():
+        print(f"    {name:26s} {size:8,}   vs {before[name]:8,}   ({ok[size <= RESULT_BUDGET]})")
+    now, then = sum(results.values()), sum(before.values())
+    print(
+        f"    total of {len(results)} read tools    {now:8,}   vs {then:8,}   ratio {now / then:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
