@@ -10,7 +10,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import jwt
 from starlette.requests import Request
@@ -129,20 +129,17 @@ def _time_valid(claims: dict[str, Any], now: float) -> bool:
     """`exp` required, `nbf` and `iat` honoured when present; every one a finite number (JSON
     allows `Infinity`, which would never expire). `iat` may be at most MAX_IAT_AGE_SECONDS old and
     CLOCK_LEEWAY_SECONDS ahead of this clock."""
-    times = {name: claims.get(name) for name in ("exp", "nbf", "iat")}
-    if not all(
-        _is_finite_time(value)
-        for name, value in times.items()
-        if name == "exp" or value is not None
-    ):
+    exp, nbf, iat = claims.get("exp"), claims.get("nbf"), claims.get("iat")
+    if not _is_finite_time(exp) or now >= exp:
         return False
-    exp, nbf, iat = times["exp"], times["nbf"], times["iat"]
-    if now >= exp or (nbf is not None and now < nbf):
+    if nbf is not None and (not _is_finite_time(nbf) or now < nbf):
         return False
-    return iat is None or now - MAX_IAT_AGE_SECONDS <= iat <= now + CLOCK_LEEWAY_SECONDS
+    return iat is None or (
+        _is_finite_time(iat) and now - MAX_IAT_AGE_SECONDS <= iat <= now + CLOCK_LEEWAY_SECONDS
+    )
 
 
-def _is_finite_time(value: object) -> bool:
+def _is_finite_time(value: object) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 

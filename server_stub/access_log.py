@@ -1,0 +1,53 @@
+"""An access log that cannot leak credentials."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+access_log = logging.getLogger("server_stub.access")
+
+
+class AccessLogMiddleware:
+    """One JSON line per request on `server_stub.access`.
+
+    Logged: client peer, method, the matched route's path template (or `-` for unknown paths),
+    status and duration. Never the query string, headers, cookies or bodies, and never a raw
+    unknown path, since a mistyped URL may carry a pasted token.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not access_log.isEnabledFor(logging.INFO):
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def send_observed(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_observed)
+        finally:
+            route = scope.get("route")
+            client = scope.get("client")
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            # Hand-built JSON: the route template and the numbers need no escaping; the rest is
+            # escaped by json.dumps (cheaper than dumping a whole dict per request).
+            access_log.info(
+                f'{{"ts":"{time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}",'
+                f'"client":{json.dumps(client[0] if client else None)},'
+                f'"method":{json.dumps(scope["method"])},'
+                f'"route":"{route.path if isinstance(route, Route) else "-"}",'
+                f'"status":{status},"ms":{elapsed_ms:.2f}}}'
+            )
