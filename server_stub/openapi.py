@@ -72,6 +72,7 @@ ERROR_DESCRIPTIONS = {
     405: "method_not_allowed (with Allow)",
     409: "conflict",
     413: "payload_too_large: the body is over 64 KiB",
+    414: "uri_too_long: the request target (path and query) is over 8 KiB",
     415: "unsupported_media_type: the body is not application/json",
     422: "the envelope does not verify (bad_signature, not_yet_valid, expired)",
     429: "locked_out or rate_limited (with Retry-After, whole seconds)",

@@ -7,6 +7,7 @@ import time
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
+from server_stub.access_log import AccessLogMiddleware
 from server_stub.http import (
     BodyLimitMiddleware,
     Clock,
@@ -18,7 +19,6 @@ from server_stub.service import openapi
 from server_stub.service.auth import Authenticator
 from server_stub.service.db import ServiceDatabase
 from server_stub.service.intake import IntelIntake
-from server_stub.service.middleware import AccessLogMiddleware
 from server_stub.service.passkeys import PasskeyRoutes
 from server_stub.service.routes import ServiceRoutes
 from server_stub.service.settings import ServiceSettings
