@@ -42,8 +42,15 @@ class ServiceSettings(BaseSettings):
 
     @field_validator("trust_proxy", mode="before")
     @classmethod
-    def _empty_trust_is_off(cls, value: object) -> object:
-        return False if isinstance(value, str) and not value.strip() else value
+    def _only_one_enables_trust(cls, value: object) -> object:
+        # The spec: "value `1` enables; default off". `true`, `yes` or `on` would be guesses; a
+        # typo must stop start-up rather than silently leave proxy trust off (or turn it on).
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if text not in ("", "0", "1"):
+            raise ValueError("must be 1 (trust X-Forwarded-For) or 0 / empty (off)")
+        return text == "1"
 
     @field_validator("trusted_proxy_hops", mode="before")
     @classmethod
