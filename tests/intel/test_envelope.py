@@ -185,3 +185,13 @@ def test_only_the_canonical_spelling_of_the_signature_verifies() -> None:
     for padded in (sig + "=", sig + "=="):
         assert rejected_code(envelope | {"sig": padded}) == "invalid_envelope"
     assert verify(envelope, KEY, NOW).id == envelope["id"]
+
+
+def test_a_body_nested_deeper_than_32_levels_is_refused() -> None:
+    body: dict[str, Any] = {"leaf": [1]}
+    for _ in range(30):
+        body = {"d": body}
+    assert verify(sign(draft(body=body), KEY, NOW), KEY, NOW).body == body  # 32 levels
+    with pytest.raises(IntelRejected) as caught:
+        sign(draft(body={"d": body}), KEY, NOW)
+    assert (caught.value.status, caught.value.code) == (422, "too_deep")
