@@ -135,8 +135,11 @@ class PasskeyRoutes:
         client = self._admit_login(request, json_body=True)
         party = self._party(request)
         store = self._store()
-        body = await read_json_object(request, required={"credential"})
-        credential = _parse(parse_authentication_credential_json, body["credential"])
+        try:
+            body = await read_json_object(request, required={"credential"})
+            credential = _parse(parse_authentication_credential_json, body["credential"])
+        except ApiError as error:
+            raise self.auth.malformed_login(client, Via.PASSKEY, error) from None
         challenge = self._redeem(credential.response.client_data_json, Ceremony.LOGIN)
         passkey = store.find(bytes_to_base64url(credential.raw_id))
         if challenge is None or passkey is None:
