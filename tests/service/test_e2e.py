@@ -297,7 +297,7 @@ def test_bad_input_over_the_wire_gets_4xx_envelopes(server: Server) -> None:
     chunk = b"a" * 16384
     chunked = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(6)) + b"0\r\n\r\n"
     status, body = raw(
-        b"POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"POST /api/v1/auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
         b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n" + chunked
     )
     assert (status, body["error"]) == (
@@ -305,7 +305,7 @@ def test_bad_input_over_the_wire_gets_4xx_envelopes(server: Server) -> None:
         {"code": "payload_too_large", "message": body["error"]["message"]},
     )  # type: ignore[index]
     status, body = raw(
-        b"POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"POST /api/v1/auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
         b"Content-Length: 5\r\nConnection: close\r\n\r\n{tok}"
     )
     assert status == 400
