@@ -5,10 +5,11 @@ pass no credential, token, cookie or digest, and this module accepts only int, b
 fixed strings as extra fields.
 
 `SecurityLog` keeps the log's growth bounded whatever a client sends: of each event that a client
-can repeat at will (a wrong credential, a refused origin, ...), only the first per client address
-and REPEAT_WINDOW_SECONDS is written; the repeats are counted, and once the window has passed one
-more line (reason `repeated`) says how many were left out. So one address adds at most two lines
-per event and window, however fast it tries. Lockouts and the other warnings are always written.
+can repeat at will (REPEATABLE: a wrong credential, a refused origin, a spent login share), only the
+first per client address and REPEAT_WINDOW_SECONDS is written; the repeats are counted, and once
+the window has passed one more line (reason `repeated`) says how many were left out. So one address
+adds at most two such lines per event and window, however fast it tries. Every other event
+(lockouts, unlocks, logins, ...) is always written; each needs a credential or a lockout first.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from server_stub.http import Clock
 
 security_log = logging.getLogger("server_stub.security")
 _WARNINGS = frozenset({"lockout", "flood_limit", "lockout_evicted"})
+REPEATABLE = frozenset({"auth_failure", "origin_refused", "login_limit"})
+"""Events a client can cause at will, with no credential; every other event is always written."""
 REPEAT_WINDOW_SECONDS = 15 * 60
 MAX_REPEAT_KEYS = 10_000
 
@@ -58,11 +61,11 @@ class SecurityLog:
         self._written: OrderedDict[tuple[str, str], tuple[float, int]] = OrderedDict()
 
     def event(self, event: str, client: str, reason: str, **fields: int | str) -> None:
-        if event in _WARNINGS:
-            security_event(event, client, reason, **fields)
-            return
         now = self._clock()
         self._forget_before(now - self._window)
+        if event not in REPEATABLE:
+            security_event(event, client, reason, **fields)
+            return
         key = (event, client)
         last = self._written.get(key)
         if last is not None:
