@@ -207,26 +207,47 @@ class Authenticator:
         previous = request.cookies.get(SESSION_COOKIE)
         if previous:
             self.sessions.end(previous)
-        response.set_cookie(
+        self.set_private_cookie(
+            request,
+            response,
             SESSION_COOKIE,
             self.sessions.create(),
             max_age=int(self.sessions.lifetime_seconds),
-            path="/",
+        )
+
+    def set_private_cookie(
+        self,
+        request: Request,
+        response: Response,
+        name: str,
+        value: str,
+        *,
+        max_age: int,
+        path: str = "/",
+    ) -> None:
+        """A cookie scripts cannot read and other sites cannot send: HttpOnly, SameSite=Strict,
+        Secure on https."""
+        response.set_cookie(
+            name,
+            value,
+            max_age=max_age,
+            path=path,
             secure=self._is_secure(request),
             httponly=True,
             samesite="strict",
         )
 
+    def clear_private_cookie(
+        self, request: Request, response: Response, name: str, *, path: str = "/"
+    ) -> None:
+        response.delete_cookie(
+            name, path=path, secure=self._is_secure(request), httponly=True, samesite="strict"
+        )
+
     def end_session(self, request: Request, response: Response) -> bool:
         session_id = request.cookies.get(SESSION_COOKIE)
         ended = bool(session_id) and self.sessions.end(session_id or "")
-        response.delete_cookie(
-            SESSION_COOKIE,
-            path="/",
-            secure=self._is_secure(request),
-            httponly=True,
-            samesite="strict",
-        )
+        self.clear_private_cookie(request, response, SESSION_COOKIE)
         if ended:
             self.log.event("logout", self.client_address(request), "session_ended")
         return ended
