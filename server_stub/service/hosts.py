@@ -53,13 +53,14 @@ def allowed_hosts(
     webauthn_rp_id: str | None,
     bound_host: str | None,
 ) -> frozenset[str]:
-    names = {"localhost", "127.0.0.1", "::1", *configured}
+    names = {"localhost", "127.0.0.1", "[::1]", *configured}
     if webauthn_origin and (origin_host := urlsplit(webauthn_origin).hostname):
         names.add(origin_host)
     if webauthn_rp_id:
         names.add(webauthn_rp_id)
-    if bound_host and bound_host.strip("[]") not in WILDCARDS:
-        names.add(bound_host.strip("[]"))
+    bound = (bound_host or "").strip("[]")
+    if bound not in WILDCARDS:
+        names.add(f"[{bound}]" if ":" in bound else bound)
     return frozenset(name for name in (host_name(n) for n in names) if name)
 
 

@@ -61,7 +61,8 @@ class ServiceSettings(BaseSettings):
         for entry in value.split(","):
             if entry.strip() and host_name(entry) is None:
                 raise ValueError(
-                    "give host names or addresses separated by commas (no scheme or path)"
+                    "give host names or addresses separated by commas (no scheme or path; "
+                    "IPv6 in brackets)"
                 )
         return value
 

@@ -66,6 +66,9 @@ def test_configured_names_and_the_bound_address_are_answered(demo_db: Path) -> N
         assert system(client, host).status_code == 200, host
     for host in ["example.com", "evil.svc.example.com.attacker.example", "192.0.2.11"]:
         assert system(client, host).status_code == 421, host
+    v6 = client_for(demo_db, bound_host="2001:db8::7")
+    assert system(v6, "[2001:db8::7]:8080").status_code == 200
+    assert system(v6, "[2001:db8::8]").status_code == 421
     wildcard = client_for(demo_db, bound_host="0.0.0.0")
     assert system(wildcard, "0.0.0.0").status_code == 421
     assert system(wildcard, "localhost").status_code == 200
@@ -79,9 +82,10 @@ def test_host_names_are_parsed_strictly() -> None:
 
 
 def test_a_malformed_allowed_hosts_value_stops_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SERVICE_ALLOWED_HOSTS", "svc.example.com, https://svc.example.com/")
-    with pytest.raises(StartupRefused, match="SERVICE_ALLOWED_HOSTS"):
-        load_settings()
+    for bad in ("svc.example.com, https://svc.example.com/", "2001:db8::5", "a b"):
+        monkeypatch.setenv("SERVICE_ALLOWED_HOSTS", bad)
+        with pytest.raises(StartupRefused, match=r"SERVICE_ALLOWED_HOSTS: .*IPv6 in brackets"):
+            load_settings()
     monkeypatch.setenv("SERVICE_ALLOWED_HOSTS", " svc.example.com ,, [2001:db8::5] ")
     assert load_settings().allowed_host_names == ["svc.example.com", "[2001:db8::5]"]
 
