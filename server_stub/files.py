@@ -8,6 +8,18 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+TRAIL_MODE = 0o640
+"""The portal's audit trails hold token hashes: the owner (the admin commands) writes them, the
+group (the portal's own user) may read them, nobody else."""
+
+
+def write_trail(path: Path, text: str) -> None:
+    """Writes a whole audit trail with TRAIL_MODE, also when the file was there before."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, TRAIL_MODE)
+    with os.fdopen(fd, "w") as handle:
+        os.fchmod(fd, TRAIL_MODE)
+        handle.write(text)
+
 
 def write_json_atomically(path: Path, value: Any) -> None:
     """Replaces `path` with `value` as JSON: readers see the old or the new file, never a mix, also

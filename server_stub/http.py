@@ -25,6 +25,7 @@ log = logging.getLogger("server_stub")
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_HEADER_BYTES = 8 * 1024
+MAX_TARGET_BYTES = 8 * 1024
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 SAFE_HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
@@ -42,6 +43,7 @@ _STATUS_CODES = {
     405: "method_not_allowed",
     409: "conflict",
     413: "payload_too_large",
+    414: "uri_too_long",
     415: "unsupported_media_type",
     429: "rate_limited",
     431: "headers_too_large",
@@ -119,24 +121,41 @@ def envelope_exception_handlers() -> dict[Any, Callable[..., Any]]:
 
 
 class HeaderLimitMiddleware:
-    """Refuses requests whose headers exceed MAX_HEADER_BYTES with a 431 envelope.
+    """Refuses a request target (path and query) over MAX_TARGET_BYTES with a 414 envelope and
+    headers over MAX_HEADER_BYTES with a 431 envelope.
 
-    uvicorn's own limit is larger and answers with a bare text 400; this keeps the envelope.
+    uvicorn's own limits are larger and answer with bare text; this keeps the envelope.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int = MAX_HEADER_BYTES) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_bytes: int = MAX_HEADER_BYTES,
+        max_target_bytes: int = MAX_TARGET_BYTES,
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.max_target_bytes = max_target_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
+            target = len(scope.get("raw_path") or scope["path"].encode()) + len(
+                scope.get("query_string", b"")
+            )
             size = sum(len(k) + len(v) + 4 for k, v in scope.get("headers", []))
-            if size > self.max_bytes:
+            if target > self.max_target_bytes:
+                response = failure(
+                    414, "uri_too_long", f"the request target exceeds {self.max_target_bytes} bytes"
+                )
+            elif size > self.max_bytes:
                 response = failure(
                     431, "headers_too_large", f"request headers exceed {self.max_bytes} bytes"
                 )
-                await response(scope, receive, send)
+            else:
+                await self.app(scope, receive, send)
                 return
+            await response(scope, receive, send)
+            return
         await self.app(scope, receive, send)
 
 

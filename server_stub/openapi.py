@@ -72,8 +72,11 @@ ERROR_DESCRIPTIONS = {
     405: "method_not_allowed (with Allow)",
     409: "conflict",
     413: "payload_too_large: the body is over 64 KiB",
+    414: "uri_too_long: the request target (path and query) is over 8 KiB",
     415: "unsupported_media_type: the body is not application/json",
-    422: "the envelope does not verify (bad_signature, not_yet_valid, expired)",
+    421: "misdirected_request: the Host header names a host this server does not answer for",
+    422: "the envelope does not verify (bad_signature, not_yet_valid, expired) or its body nests "
+    "too deep (too_deep)",
     429: "locked_out or rate_limited (with Retry-After, whole seconds)",
     431: "headers_too_large: request headers over 8 KiB",
     503: "unavailable: the stored data cannot be read or written right now",

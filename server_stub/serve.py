@@ -31,6 +31,9 @@ def serve(app: ASGIApp, host: str, port: int, *, log_level: str = "info") -> Non
         port=port,
         proxy_headers=False,
         server_header=False,
+        # uvicorn's access line holds the raw target, query string included (a pasted token);
+        # the app logs its own line without it (server_stub.access_log).
+        access_log=False,
         log_level=log_level,
         timeout_graceful_shutdown=5,
         h11_max_incomplete_event_size=H11_MAX_HEAD_BYTES,

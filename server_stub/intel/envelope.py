@@ -8,7 +8,6 @@ so key order and white space never matter and nothing the model might coerce goe
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import hmac
 import uuid
@@ -26,6 +25,7 @@ MAX_CLOCK_SKEW = timedelta(minutes=5)
 MAX_AGE_WITHOUT_EXPIRY = timedelta(hours=24)
 TIMESTAMP_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$"
 SIG_PATTERN = r"^[A-Za-z0-9_-]{43}$"
+MAX_BODY_DEPTH = 32
 
 
 def _real_time(text: str) -> str:
@@ -100,6 +100,17 @@ def signature(document: Mapping[str, Any], key: bytes) -> str:
     return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 
+def nesting_depth(value: Any) -> int:
+    """Levels of objects and arrays in `value` (0 for a scalar), counted without recursion."""
+    depth, level = 0, [value]
+    while level := [item for item in level if isinstance(item, dict | list)]:
+        depth += 1
+        level = [
+            child for item in level for child in (item.values() if isinstance(item, dict) else item)
+        ]
+    return depth
+
+
 def validate_shape(document: Any) -> IntelEnvelope:
     if not isinstance(document, dict):
         raise IntelRejected(400, "invalid_envelope", "the envelope must be a JSON object")
@@ -107,6 +118,12 @@ def validate_shape(document: Any) -> IntelEnvelope:
         raise IntelRejected(400, "unknown_schema", f"the schema tag must be {SCHEMA_TAG!r}")
     if "sig" not in document:
         raise IntelRejected(400, "missing_signature", "the envelope has no sig")
+    if nesting_depth(document.get("body")) > MAX_BODY_DEPTH:
+        # Readers (JSON encoders, the MCP client's models) recurse per level; a body hundreds of
+        # levels deep would be stored fine and then break every reader of the inbox.
+        raise IntelRejected(
+            422, "too_deep", f"body nests objects or arrays more than {MAX_BODY_DEPTH} levels deep"
+        )
     try:
         envelope = IntelEnvelope.model_validate(document)
     except ValidationError as exc:
@@ -121,11 +138,10 @@ def validate_shape(document: Any) -> IntelEnvelope:
 
 
 def check_signature(document: Mapping[str, Any], key: bytes) -> None:
-    expected = base64.urlsafe_b64decode(signature(document, key) + "=")
-    try:
-        given = base64.urlsafe_b64decode(str(document.get("sig", "")) + "=")
-    except (binascii.Error, ValueError):
-        given = b""
+    # Compared as text, not as decoded bytes: the last of the 43 characters carries two spare bits,
+    # so four spellings decode to the same digest; only the canonical one is the signature.
+    expected = signature(document, key).encode()
+    given = str(document.get("sig", "")).encode("utf-8", "surrogatepass")
     if not hmac.compare_digest(expected, given):
         raise IntelRejected(422, "bad_signature", "the signature does not match the envelope")
 

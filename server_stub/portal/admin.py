@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from server_stub.files import write_json_atomically
+from server_stub.files import TRAIL_MODE, write_json_atomically
 from server_stub.portal.models import PrincipalKind, Role, iso
 from server_stub.portal.store import TRAILS, DataError, load_snapshot, token_hash
 
@@ -32,7 +32,7 @@ def append_record(data_dir: Path, trail: str, record: dict[str, Any]) -> None:
     audit = data_dir / "audit"
     audit.mkdir(parents=True, exist_ok=True)
     line = (json.dumps(record, separators=(",", ":")) + "\n").encode()
-    fd = os.open(audit / TRAILS[trail], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+    fd = os.open(audit / TRAILS[trail], os.O_WRONLY | os.O_APPEND | os.O_CREAT, TRAIL_MODE)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         os.write(fd, line)

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from server_stub.access_log import AccessLogMiddleware
 from server_stub.http import (
     ApiError,
     Clock,
@@ -112,8 +113,11 @@ def create_app(
         Route(path, endpoint(path, view), methods=["GET"]) for path, view in ENDPOINTS.items()
     ]
     routes.append(openapi_route(openapi.document(access_proxy)))
-    return Starlette(
+    app = Starlette(
         routes=routes,
-        middleware=[Middleware(HeaderLimitMiddleware)],
+        middleware=[Middleware(AccessLogMiddleware), Middleware(HeaderLimitMiddleware)],
         exception_handlers=envelope_exception_handlers(),
     )
+    # "/api/catalog/" is not a route: answer 404, never a redirect built from the Host header.
+    app.router.redirect_slashes = False
+    return app

@@ -7,9 +7,10 @@ a typo in a token cannot silently show a caller less than they expect.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import jwt
 from starlette.requests import Request
@@ -21,6 +22,8 @@ from server_stub.portal.store import Snapshot, token_hash
 MAX_CREDENTIAL_CHARS = 4096
 JWT_ALGORITHMS_SECRET = ["HS256"]
 JWT_ALGORITHMS_KEYS = ["RS256", "ES256", "EdDSA"]
+MAX_IAT_AGE_SECONDS = 24 * 60 * 60
+CLOCK_LEEWAY_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,7 @@ class AccessProxyConfig:
                     "require": ["exp", "iss", "aud"],
                     "verify_exp": False,
                     "verify_nbf": False,
+                    "verify_iat": False,
                 },
             )
         except (jwt.PyJWTError, ValueError, TypeError):
@@ -122,10 +126,21 @@ class AccessProxyConfig:
 
 
 def _time_valid(claims: dict[str, Any], now: float) -> bool:
-    exp, nbf = claims.get("exp"), claims.get("nbf")
-    if not isinstance(exp, int | float) or isinstance(exp, bool) or now >= exp:
+    """`exp` required, `nbf` and `iat` honoured when present; every one a finite number (JSON
+    allows `Infinity`, which would never expire). `iat` may be at most MAX_IAT_AGE_SECONDS old and
+    CLOCK_LEEWAY_SECONDS ahead of this clock."""
+    exp, nbf, iat = claims.get("exp"), claims.get("nbf"), claims.get("iat")
+    if not _is_finite_time(exp) or now >= exp:
         return False
-    return nbf is None or (isinstance(nbf, int | float) and now >= nbf)
+    if nbf is not None and (not _is_finite_time(nbf) or now < nbf):
+        return False
+    return iat is None or (
+        _is_finite_time(iat) and now - MAX_IAT_AGE_SECONDS <= iat <= now + CLOCK_LEEWAY_SECONDS
+    )
+
+
+def _is_finite_time(value: object) -> TypeGuard[float]:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _unauthorized(message: str) -> ApiError:

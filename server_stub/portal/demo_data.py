@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from server_stub.files import write_json_atomically
+from server_stub.files import write_json_atomically, write_trail
 from server_stub.portal.models import iso
 from server_stub.portal.store import TRAILS, load_snapshot
 
@@ -227,6 +227,6 @@ def write_demo_data(data_dir: Path, seed: int = 7) -> dict[str, int]:
     trails = _trails(rng, [s["id"] for s in surfaces])
     for name, records in trails.items():
         lines = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
-        (data_dir / "audit" / TRAILS[name]).write_text(lines)
+        write_trail(data_dir / "audit" / TRAILS[name], lines)
     load_snapshot(data_dir)  # what we wrote must load
     return {"surfaces": len(surfaces)} | {name: len(records) for name, records in trails.items()}

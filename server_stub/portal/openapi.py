@@ -1,8 +1,8 @@
 """The portal's OpenAPI document: one `Operation` per entry of `app.ENDPOINTS` (all GET).
 
-Statuses: every route can answer 401 (a bearer token or access-proxy JWT that does not verify) and
-431; lists 400 (bad `limit`/`cursor`); auditor-only routes and `/api/whoami` 403 (spec 1: 403, not
-401, for anonymous callers).
+Statuses: every route can answer 401 (a bearer token or access-proxy JWT that does not verify),
+414 and 431; lists 400 (bad `limit`/`cursor`); auditor-only routes and `/api/whoami` 403 (spec 1:
+403, not 401, for anonymous callers).
 """
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ PORTAL_ROUTES: dict[str, tuple[Gate, str, Schema, bool]] = {
 def operations() -> list[Operation]:
     result = []
     for path, (gate, summary, data, is_list) in PORTAL_ROUTES.items():
-        errors = {401, 431}
+        errors = {401, 414, 431}
         if is_list:
             errors.add(400)
         if gate != "anyone":

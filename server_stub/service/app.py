@@ -7,6 +7,7 @@ import time
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
+from server_stub.access_log import AccessLogMiddleware
 from server_stub.http import (
     BodyLimitMiddleware,
     Clock,
@@ -17,8 +18,8 @@ from server_stub.openapi import openapi_route
 from server_stub.service import openapi
 from server_stub.service.auth import Authenticator
 from server_stub.service.db import ServiceDatabase
+from server_stub.service.hosts import HostAllowListMiddleware, allowed_hosts
 from server_stub.service.intake import IntelIntake
-from server_stub.service.middleware import AccessLogMiddleware
 from server_stub.service.passkeys import PasskeyRoutes
 from server_stub.service.routes import ServiceRoutes
 from server_stub.service.settings import ServiceSettings
@@ -30,9 +31,11 @@ def create_app(
     clock: Clock = time.monotonic,
     wall_clock: Clock = time.time,
     authenticator: Authenticator | None = None,
+    bound_host: str | None = None,
 ) -> Starlette:
     """The service app; `clock` drives the guard and the sessions, `wall_clock` (seconds since
-    the epoch) judges intel freshness and dates passkeys. Tests pass fake ones. Raises
+    the epoch) judges intel freshness and dates passkeys. Tests pass fake ones. `bound_host`, the
+    address served on, is one of the `Host` names answered (server_stub/service/hosts.py). Raises
     StartupRefused when the passkey file or a WebAuthn setting is unusable."""
     auth = authenticator if authenticator is not None else Authenticator(settings, clock=clock)
     intake = IntelIntake(settings.db_path, settings.intel_key(), wall_clock)
@@ -47,6 +50,15 @@ def create_app(
         middleware=[
             Middleware(AccessLogMiddleware),
             Middleware(HeaderLimitMiddleware),
+            Middleware(
+                HostAllowListMiddleware,
+                allowed=allowed_hosts(
+                    settings.allowed_host_names,
+                    webauthn_origin=settings.webauthn_origin,
+                    webauthn_rp_id=settings.webauthn_rp_id,
+                    bound_host=bound_host,
+                ),
+            ),
             Middleware(BodyLimitMiddleware),
         ],
         exception_handlers=envelope_exception_handlers(),

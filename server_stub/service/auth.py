@@ -27,8 +27,8 @@ from starlette.responses import Response
 
 from server_stub.http import ApiError, Clock, ok
 from server_stub.service.client_ip import client_address, forwarded_for_values
-from server_stub.service.guard import BruteForceGuard, LoginFloodLimit
-from server_stub.service.security_log import security_event
+from server_stub.service.guard import BruteForceGuard, LoginFloodLimit, LoginRefused
+from server_stub.service.security_log import SecurityLog
 from server_stub.service.sessions import SESSION_COOKIE, SessionStore
 from server_stub.service.settings import ServiceSettings
 
@@ -69,12 +69,13 @@ def locked_out(retry_after: int) -> ApiError:
     )
 
 
-def rate_limited(retry_after: int) -> ApiError:
+def rate_limited(refused: LoginRefused) -> ApiError:
+    where = "from this address" if refused.by_address else "on this server"
     return ApiError(
         429,
         "rate_limited",
-        f"too many login attempts on this server; retry after {retry_after} seconds",
-        {"Retry-After": str(retry_after)},
+        f"too many login attempts {where}; retry after {refused.retry_after} seconds",
+        {"Retry-After": str(refused.retry_after)},
     )
 
 
@@ -103,8 +104,9 @@ class Authenticator:
         token = settings.api_token.get_secret_value()
         self.auth_required = bool(token)
         self._token_digest = _digest(token) if token else b""
-        self.guard = guard if guard is not None else BruteForceGuard(clock)
-        self.flood = flood if flood is not None else LoginFloodLimit(clock)
+        self.log = SecurityLog(clock)
+        self.guard = guard if guard is not None else BruteForceGuard(clock, log=self.log)
+        self.flood = flood if flood is not None else LoginFloodLimit(clock, log=self.log)
         self.sessions = sessions if sessions is not None else SessionStore(clock)
         self._configured_origin = origin_key(settings.webauthn_origin or "")
 
@@ -165,9 +167,9 @@ class Authenticator:
         """Lockout first (a locked address spends none of the shared budget), then the flood
         limit."""
         self.refuse_if_locked(client)
-        retry_after = self.flood.admit(client)
-        if retry_after is not None:
-            raise rate_limited(retry_after)
+        refused = self.flood.admit(client)
+        if refused is not None:
+            raise rate_limited(refused)
 
     def failed_credential(self, client: str, via: Via) -> ApiError:
         """Counts a wrong credential and returns the error to answer with."""
@@ -176,9 +178,16 @@ class Authenticator:
             return locked_out(outcome.retry_after)
         return unauthorized(WRONG_PASSKEY if via is Via.PASSKEY else WRONG_CREDENTIAL)
 
+    def malformed_login(self, client: str, via: Via, error: ApiError) -> ApiError:
+        """A login body that is not what the route takes, after `admit_login`: counted like a wrong
+        credential, so garbage cannot spend the shared login budget for free. Answered with
+        `error` (400), or 429 on the failure that locks."""
+        outcome = self.guard.record_failure(client, via=via.value, reason="malformed_body")
+        return locked_out(outcome.retry_after) if outcome.retry_after is not None else error
+
     def successful_login(self, client: str, via: Via) -> None:
         self.guard.record_success(client)
-        security_event("login", client, "credential_accepted", via=via.value)
+        self.log.event("login", client, "credential_accepted", via=via.value)
 
     def complete_login(self, request: Request, client: str, via: Via) -> Response:
         """A login that succeeded: clears the address's counter and answers with a new session."""
@@ -198,34 +207,55 @@ class Authenticator:
         previous = request.cookies.get(SESSION_COOKIE)
         if previous:
             self.sessions.end(previous)
-        response.set_cookie(
+        self.set_private_cookie(
+            request,
+            response,
             SESSION_COOKIE,
             self.sessions.create(),
             max_age=int(self.sessions.lifetime_seconds),
-            path="/",
+        )
+
+    def set_private_cookie(
+        self,
+        request: Request,
+        response: Response,
+        name: str,
+        value: str,
+        *,
+        max_age: int,
+        path: str = "/",
+    ) -> None:
+        """A cookie scripts cannot read and other sites cannot send: HttpOnly, SameSite=Strict,
+        Secure on https."""
+        response.set_cookie(
+            name,
+            value,
+            max_age=max_age,
+            path=path,
             secure=self._is_secure(request),
             httponly=True,
             samesite="strict",
+        )
+
+    def clear_private_cookie(
+        self, request: Request, response: Response, name: str, *, path: str = "/"
+    ) -> None:
+        response.delete_cookie(
+            name, path=path, secure=self._is_secure(request), httponly=True, samesite="strict"
         )
 
     def end_session(self, request: Request, response: Response) -> bool:
         session_id = request.cookies.get(SESSION_COOKIE)
         ended = bool(session_id) and self.sessions.end(session_id or "")
-        response.delete_cookie(
-            SESSION_COOKIE,
-            path="/",
-            secure=self._is_secure(request),
-            httponly=True,
-            samesite="strict",
-        )
+        self.clear_private_cookie(request, response, SESSION_COOKIE)
         if ended:
-            security_event("logout", self.client_address(request), "session_ended")
+            self.log.event("logout", self.client_address(request), "session_ended")
         return ended
 
     def require_same_origin(self, request: Request) -> None:
         origin = request.headers.get("origin")
         if origin is None or not self.is_allowed_origin(request, origin):
-            security_event("origin_refused", self.client_address(request), "cross_origin_post")
+            self.log.event("origin_refused", self.client_address(request), "cross_origin_post")
             raise ApiError(
                 403,
                 "forbidden",
@@ -237,7 +267,7 @@ class Authenticator:
         page trying to spend this visitor's failure budget. Scripts send none and pass."""
         origin = request.headers.get("origin")
         if origin is not None and not self.is_allowed_origin(request, origin):
-            security_event("origin_refused", self.client_address(request), "cross_origin_login")
+            self.log.event("origin_refused", self.client_address(request), "cross_origin_login")
             raise ApiError(403, "forbidden", "login must come from this site's own pages")
 
     def is_allowed_origin(self, request: Request, origin: str) -> bool:

@@ -79,7 +79,7 @@ def serve(
     for warning in warnings:
         typer.echo(warning, err=True)
     try:
-        app = create_app(settings)
+        app = create_app(settings, bound_host=host)
     except StartupRefused as exc:
         raise _fail(str(exc)) from None
     configure_logging()

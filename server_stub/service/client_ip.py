@@ -5,6 +5,10 @@ on, all `X-Forwarded-For` headers are joined into one append chain and the entry
 right is used: entries left of it may be written by anyone and are ignored. A missing or too short
 chain, or a selected entry that is not an IP address, falls back to the peer (the proxy), so those
 clients share one bucket: fail closed.
+
+The bucket of an IPv4 address is the address; the bucket of an IPv6 address is its /64, since one
+subscriber is routinely given a whole /64 and could otherwise spread guesses over 2**64 buckets.
+IPv4-mapped IPv6 addresses count as their IPv4 address.
 """
 
 from __future__ import annotations
@@ -45,6 +49,17 @@ def normalize_address(entry: str) -> str | None:
     return str(address)
 
 
+@functools.lru_cache(maxsize=4096)
+def bucket_key(address: str) -> str:
+    """The guard's key for a normalised address: IPv4 as it is, IPv6 as its /64 network."""
+    if ":" not in address:
+        return address
+    try:
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    except ValueError:
+        return address
+
+
 def _is_port_suffix(rest: str) -> bool:
     if not rest:
         return True
@@ -70,7 +85,8 @@ def client_address(
     chain = forwarded_chain(forwarded_for)
     if hops < 1 or len(chain) < hops:
         return peer_key
-    return normalize_address(chain[-hops]) or peer_key
+    selected = normalize_address(chain[-hops])
+    return bucket_key(selected) if selected else peer_key
 
 
 def _peer_key(peer: str | None) -> str:
@@ -78,7 +94,8 @@ def _peer_key(peer: str | None) -> str:
         return "unknown"
     # The peer comes from the socket, not from the client, so a non-IP value (a test client's
     # name, a unix socket) is still a fair, stable key.
-    return normalize_address(peer) or peer
+    address = normalize_address(peer)
+    return bucket_key(address) if address else peer
 
 
 def forwarded_for_values(raw_headers: Iterable[tuple[bytes, bytes]]) -> list[str]:

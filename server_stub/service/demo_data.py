@@ -113,7 +113,9 @@ def write_demo_database(path: Path, *, force: bool = False) -> DemoSummary:
             connection.commit()
         finally:
             connection.close()
-        os.chmod(temporary, 0o644)
+        # Owner only: the database holds the intel signatures. SQLite gives its -journal, -wal
+        # and -shm files the database file's mode.
+        os.chmod(temporary, 0o600)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

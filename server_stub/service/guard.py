@@ -1,8 +1,9 @@
 """The in-process brute-force guard (spec 2, sections 3, 7 and 8).
 
 Per client address: 8 counted failures within a rolling 15 minutes lock the address for 15 minutes.
-Across all addresses: at most 60 login POSTs are admitted per rolling minute. Both take an injected
-clock (seconds, monotonic by default), so tests move time instead of sleeping.
+Across all addresses: at most 60 login POSTs are admitted per rolling minute, at most 10 of them
+from one address. Both take an injected clock (seconds, monotonic by default), so tests move time
+instead of sleeping.
 
 Memory is bounded: at most `max_tracked` addresses are remembered, counting and locked together.
 When a new address must be tracked and the table is full, expired entries go first, then the
@@ -18,13 +19,14 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass
 
 from server_stub.http import Clock
-from server_stub.service.security_log import security_event
+from server_stub.service.security_log import SecurityLog
 
 MAX_FAILURES = 8
 FAILURE_WINDOW_SECONDS = 15 * 60
 LOCKOUT_SECONDS = 15 * 60
 LOGIN_FLOOD_LIMIT = 60
 LOGIN_FLOOD_WINDOW_SECONDS = 60
+LOGIN_LIMIT_PER_ADDRESS = 10
 MAX_TRACKED_ADDRESSES = 100_000
 
 
@@ -52,8 +54,10 @@ class BruteForceGuard:
         window_seconds: float = FAILURE_WINDOW_SECONDS,
         lockout_seconds: float = LOCKOUT_SECONDS,
         max_tracked: int = MAX_TRACKED_ADDRESSES,
+        log: SecurityLog | None = None,
     ) -> None:
         self._clock = clock
+        self.log = log if log is not None else SecurityLog(clock)
         self._max_failures = max_failures
         self._window = window_seconds
         self._lockout = lockout_seconds
@@ -80,11 +84,13 @@ class BruteForceGuard:
         now = self._clock()
         if now >= locked_until:
             del self._locked[address]
-            security_event("unlock", address, "lockout_expired")
+            self.log.event("unlock", address, "lockout_expired")
             return None
         return whole_seconds_until(locked_until, now)
 
-    def record_failure(self, address: str, *, via: str) -> FailureOutcome:
+    def record_failure(
+        self, address: str, *, via: str, reason: str = "wrong_credential"
+    ) -> FailureOutcome:
         """Counts one failed credential. Callers refuse locked addresses before checking anything,
         so a failure is never recorded for a locked address and a lockout is never extended."""
         now = self._clock()
@@ -93,13 +99,19 @@ class BruteForceGuard:
             return FailureOutcome(0, whole_seconds_until(self._locked[address], now))
         history = self._counting.pop(address, ())
         recent = (*(t for t in history if now - t < self._window), now)
-        security_event("auth_failure", address, "wrong_credential", via=via, failures=len(recent))
+        self.log.event("auth_failure", address, reason, via=via, failures=len(recent))
         if len(recent) >= self._max_failures:
             self._make_room()
             locked_until = now + self._lockout
             self._locked[address] = locked_until
             retry_after = whole_seconds_until(locked_until, now)
-            security_event("lockout", address, "too_many_failures", retry_after=retry_after)
+            self.log.event(
+                "lockout",
+                address,
+                "too_many_failures",
+                failures=len(recent),
+                retry_after=retry_after,
+            )
             return FailureOutcome(len(recent), retry_after)
         if not history:
             self._make_room()
@@ -120,7 +132,7 @@ class BruteForceGuard:
             if now < locked_until:
                 break
             del self._locked[address]
-            security_event("unlock", address, "lockout_expired")
+            self.log.event("unlock", address, "lockout_expired")
         while self._counting:
             address, history = next(iter(self._counting.items()))
             if now - history[-1] < self._window:
@@ -133,11 +145,22 @@ class BruteForceGuard:
                 self._counting.popitem(last=False)
             else:
                 address, _ = self._locked.popitem(last=False)
-                security_event("lockout_evicted", address, "guard_table_full")
+                self.log.event("lockout_evicted", address, "guard_table_full")
+
+
+@dataclass(frozen=True)
+class LoginRefused:
+    retry_after: int
+    """Whole seconds until the next attempt would be admitted."""
+    by_address: bool
+    """True when this address has spent its own share, False when the whole server's budget is
+    spent."""
 
 
 class LoginFloodLimit:
-    """At most `limit` login POSTs admitted per rolling `window_seconds`, all addresses together.
+    """At most `limit` login POSTs admitted per rolling `window_seconds`, all addresses together,
+    and at most `per_address` of them from one client address (an IPv6 /64), so a single source
+    can never spend the whole budget and close logins for everyone.
 
     Refused attempts are not counted, so the limit admits exactly `limit` per window even under a
     sustained flood, and it reopens as soon as the oldest admitted attempt leaves the window.
@@ -148,25 +171,35 @@ class LoginFloodLimit:
         clock: Clock = time.monotonic,
         *,
         limit: int = LOGIN_FLOOD_LIMIT,
+        per_address: int = LOGIN_LIMIT_PER_ADDRESS,
         window_seconds: float = LOGIN_FLOOD_WINDOW_SECONDS,
+        log: SecurityLog | None = None,
     ) -> None:
         self._clock = clock
         self._limit = limit
+        self._per_address = per_address
         self._window = window_seconds
-        self._admitted: deque[float] = deque()
+        self.log = log if log is not None else SecurityLog(clock)
+        # (time, address) of each admitted attempt inside the window, oldest first; at most `limit`.
+        self._admitted: deque[tuple[float, str]] = deque()
         self._flooding = False
 
-    def admit(self, address: str) -> int | None:
-        """None when admitted, else whole seconds until the next attempt would be admitted."""
+    def admit(self, address: str) -> LoginRefused | None:
+        """None when admitted, else why not and for how long."""
         now = self._clock()
-        while self._admitted and now - self._admitted[0] >= self._window:
+        while self._admitted and now - self._admitted[0][0] >= self._window:
             self._admitted.popleft()
         if len(self._admitted) >= self._limit:
-            retry_after = whole_seconds_until(self._admitted[0] + self._window, now)
+            retry_after = whole_seconds_until(self._admitted[0][0] + self._window, now)
             if not self._flooding:
                 self._flooding = True
-                security_event("flood_limit", address, "login_flood", retry_after=retry_after)
-            return retry_after
+                self.log.event("flood_limit", address, "login_flood", retry_after=retry_after)
+            return LoginRefused(retry_after, by_address=False)
+        own = [admitted for admitted, source in self._admitted if source == address]
+        if len(own) >= self._per_address:
+            retry_after = whole_seconds_until(own[0] + self._window, now)
+            self.log.event("login_limit", address, "address_share_spent", retry_after=retry_after)
+            return LoginRefused(retry_after, by_address=True)
         self._flooding = False
-        self._admitted.append(now)
+        self._admitted.append((now, address))
         return None

@@ -2,7 +2,8 @@
 `passkeys.py`, with the statuses each can answer (docs/api-service.md).
 
 Every route can answer 400 (an unknown, repeated or malformed query parameter; an invalid
-Content-Length), 413 and 431. Data routes add 401, 429 and 503.
+Content-Length), 413, 414, 421 (a foreign `Host`; not the health probes) and 431. Data routes add
+401, 429 and 503.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from server_stub.service.query import IDENTIFIER, SYMBOL
 from server_stub.service.routes import EVENT_LEVELS, ORDER_STATUSES, SIDES, STATIC_FILES
 from server_stub.service.sessions import SESSION_COOKIE
 
-COMMON = {400, 413, 431}
+PROBE = {400, 413, 414, 431}
+COMMON = {*PROBE, 421}
 DATA = {*COMMON, 401, 429, 503}
 OPEN: list[SecurityRequirement] = []
 
@@ -267,8 +269,8 @@ def operations() -> list[Operation]:
             {*COMMON, 403},
             security=[{}, {"session": []}],
         ),
-        Operation("GET", "/health/live", "liveness probe", STATUS, COMMON, security=OPEN),
-        Operation("GET", "/health/ready", "readiness probe", STATUS, {*COMMON, 503}, security=OPEN),
+        Operation("GET", "/health/live", "liveness probe", STATUS, PROBE, security=OPEN),
+        Operation("GET", "/health/ready", "readiness probe", STATUS, {*PROBE, 503}, security=OPEN),
         Operation(
             "GET",
             "/",

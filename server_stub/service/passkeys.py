@@ -10,14 +10,17 @@ Routes, all under PREFIX:
 - `GET credentials`, `DELETE credentials/{id}`: the registered passkeys, without key material.
 
 The relying party comes from `RelyingPartyResolver`, the challenges from `ChallengeStore` (single
-use, expiring), the passkeys from `PasskeyStore` (`<db_path>.webauthn`). User presence is always
-required; user verification is preferred, not required (the token alone is one factor too). The
+use, expiring, bound to the browser that asked: a registration's to its session, a login's to a
+random nonce in the `svc_passkey_login` cookie set with the options), the passkeys from
+`PasskeyStore` (`<db_path>.webauthn`). User presence is always required; user verification is
+preferred, not required (the token alone is one factor too). The
 sign counter follows the WebAuthn rule as py_webauthn applies it: 0 stays allowed for authenticators
 that keep no counter, otherwise it must grow.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -61,9 +64,12 @@ from server_stub.service.query import QueryReader, bad_request
 from server_stub.service.relying_party import RelyingParty, RelyingPartyResolver
 from server_stub.service.schema import format_timestamp
 from server_stub.service.security_log import security_event
+from server_stub.service.sessions import SESSION_COOKIE
 from server_stub.service.settings import ServiceSettings
 
 PREFIX = "/api/v1/auth/passkey"
+LOGIN_PATH = f"{PREFIX}/login"
+LOGIN_NONCE_COOKIE = "svc_passkey_login"
 RP_NAME = "svc dashboard"
 USER_NAME = "operator"
 # py_webauthn reports bad input as its own exceptions, or as ValueError (base64, JSON, CBOR).
@@ -109,7 +115,7 @@ class PasskeyRoutes:
         post = ["POST"]
         return [
             Route(f"{PREFIX}/login/options", self.login_options, methods=post),
-            Route(f"{PREFIX}/login", self.login, methods=post),
+            Route(LOGIN_PATH, self.login, methods=post),
             Route(f"{PREFIX}/register/options", self.register_options, methods=post),
             Route(f"{PREFIX}/register", self.register, methods=post),
             Route(f"{PREFIX}/credentials", self.credentials, methods=["GET"]),
@@ -120,24 +126,43 @@ class PasskeyRoutes:
 
     async def login_options(self, request: Request) -> Response:
         self._admit_login(request, json_body=False)
+        # The challenge belongs to this browser: the login must come with the same nonce cookie,
+        # so a challenge handed to (or phished from) one browser is useless in another.
+        nonce = secrets.token_urlsafe(32)
         options = generate_authentication_options(
             rp_id=self._party(request).rp_id,
-            challenge=self.challenges.issue(Ceremony.LOGIN),
+            challenge=self.challenges.issue(Ceremony.LOGIN, nonce),
             timeout=self._timeout_ms,
             # Discoverable credentials: the browser offers the passkeys it holds for this RP, so
             # strangers learn nothing about which ones are registered.
             allow_credentials=[],
             user_verification=UserVerificationRequirement.PREFERRED,
         )
-        return ok(options_to_json_dict(options))
+        response = ok(options_to_json_dict(options))
+        self.auth.set_private_cookie(
+            request,
+            response,
+            LOGIN_NONCE_COOKIE,
+            nonce,
+            max_age=int(self.challenges.ttl_seconds),
+            path=LOGIN_PATH,
+        )
+        return response
 
     async def login(self, request: Request) -> Response:
         client = self._admit_login(request, json_body=True)
         party = self._party(request)
         store = self._store()
-        body = await read_json_object(request, required={"credential"})
-        credential = _parse(parse_authentication_credential_json, body["credential"])
-        challenge = self._redeem(credential.response.client_data_json, Ceremony.LOGIN)
+        try:
+            body = await read_json_object(request, required={"credential"})
+            credential = _parse(parse_authentication_credential_json, body["credential"])
+        except ApiError as error:
+            raise self.auth.malformed_login(client, Via.PASSKEY, error) from None
+        challenge = self._redeem(
+            credential.response.client_data_json,
+            Ceremony.LOGIN,
+            request.cookies.get(LOGIN_NONCE_COOKIE),
+        )
         passkey = store.find(bytes_to_base64url(credential.raw_id))
         if challenge is None or passkey is None:
             raise self.auth.failed_credential(client, Via.PASSKEY)
@@ -153,7 +178,9 @@ class PasskeyRoutes:
         except BAD_INPUT:
             raise self.auth.failed_credential(client, Via.PASSKEY) from None
         _storing(lambda: store.record_use(passkey, verified.new_sign_count, self._now()))
-        return self.auth.complete_login(request, client, Via.PASSKEY)
+        response = self.auth.complete_login(request, client, Via.PASSKEY)
+        self.auth.clear_private_cookie(request, response, LOGIN_NONCE_COOKIE, path=LOGIN_PATH)
+        return response
 
     def _admit_login(self, request: Request, *, json_body: bool) -> str:
         """The token login's checks, in its order; returns the client address."""
@@ -179,7 +206,7 @@ class PasskeyRoutes:
             rp_name=RP_NAME,
             user_name=USER_NAME,
             user_id=store.user_handle,
-            challenge=self.challenges.issue(Ceremony.REGISTER),
+            challenge=self.challenges.issue(Ceremony.REGISTER, _session_id(request)),
             timeout=self._timeout_ms,
             authenticator_selection=AuthenticatorSelectionCriteria(
                 resident_key=ResidentKeyRequirement.REQUIRED,
@@ -201,7 +228,9 @@ class PasskeyRoutes:
         body = await read_json_object(request, required={"credential", "label"})
         label = _label(body["label"], default=f"Passkey {len(store) + 1}")
         credential = _parse(parse_registration_credential_json, body["credential"])
-        challenge = self._redeem(credential.response.client_data_json, Ceremony.REGISTER)
+        challenge = self._redeem(
+            credential.response.client_data_json, Ceremony.REGISTER, _session_id(request)
+        )
         if challenge is None:
             raise bad_request(
                 "this registration's challenge is unknown, expired or already used; start again"
@@ -283,16 +312,24 @@ class PasskeyRoutes:
             raise ApiError(503, "unavailable", "passkeys are kept beside the database: pass --db")
         return self.store
 
-    def _redeem(self, client_data_json: bytes, ceremony: Ceremony) -> bytes | None:
-        """The challenge the client data names, when it was issued for `ceremony` and is live."""
+    def _redeem(
+        self, client_data_json: bytes, ceremony: Ceremony, holder: str | None
+    ) -> bytes | None:
+        """The challenge the client data names, when it was issued for `ceremony` to `holder`
+        and is live."""
         try:
             challenge = parse_client_data_json(client_data_json).challenge
         except BAD_INPUT:
             return None
-        return challenge if self.challenges.redeem(challenge, ceremony) else None
+        return challenge if self.challenges.redeem(challenge, ceremony, holder) else None
 
     def _now(self) -> str:
         return format_timestamp(datetime.fromtimestamp(self._wall_clock(), UTC))
+
+
+def _session_id(request: Request) -> str:
+    """The browser session a registration belongs to (`_require_session` has checked it)."""
+    return request.cookies.get(SESSION_COOKIE, "")
 
 
 def _parse(parser: Callable[[Any], T], value: Any) -> T:

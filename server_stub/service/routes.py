@@ -139,10 +139,13 @@ class ServiceRoutes:
         require_json(request)
         client = self.auth.client_address(request)
         self.auth.admit_login(client)
-        body = await read_json_object(request, required={"token"})
-        token = body["token"]
-        if not isinstance(token, str) or not token:
-            raise bad_request("token must be a non-empty string")
+        try:
+            body = await read_json_object(request, required={"token"})
+            token = body["token"]
+            if not isinstance(token, str) or not token:
+                raise bad_request("token must be a non-empty string")
+        except ApiError as error:
+            raise self.auth.malformed_login(client, Via.LOGIN, error) from None
         if not self.auth.token_matches(token):
             raise self.auth.failed_credential(client, Via.LOGIN)
         return self.auth.complete_login(request, client, Via.LOGIN)

@@ -9,6 +9,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from server_stub.intel.envelope import key_bytes
 from server_stub.serve import is_loopback
+from server_stub.service.hosts import host_name
 
 MIN_TOKEN_LENGTH = 24
 RECOMMENDED_PUBLIC_TOKEN_LENGTH = 32
@@ -33,6 +34,8 @@ class ServiceSettings(BaseSettings):
     webauthn_origin: str | None = None
     db_path: Path | None = None
     intel_hmac: SecretStr = SecretStr("")
+    allowed_hosts: str = ""
+    """Comma-separated host names answered beside loopback and the bound address."""
 
     @field_validator("api_token", mode="before")
     @classmethod
@@ -42,8 +45,30 @@ class ServiceSettings(BaseSettings):
 
     @field_validator("trust_proxy", mode="before")
     @classmethod
-    def _empty_trust_is_off(cls, value: object) -> object:
-        return False if isinstance(value, str) and not value.strip() else value
+    def _only_one_enables_trust(cls, value: object) -> object:
+        # The spec: "value `1` enables; default off". `true`, `yes` or `on` would be guesses; a
+        # typo must stop start-up rather than silently leave proxy trust off (or turn it on).
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if text not in ("", "0", "1"):
+            raise ValueError("must be 1 (trust X-Forwarded-For) or 0 / empty (off)")
+        return text == "1"
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_names_only(cls, value: str) -> str:
+        for entry in value.split(","):
+            if entry.strip() and host_name(entry) is None:
+                raise ValueError(
+                    "give host names or addresses separated by commas (no scheme or path; "
+                    "IPv6 in brackets)"
+                )
+        return value
+
+    @property
+    def allowed_host_names(self) -> list[str]:
+        return [entry.strip() for entry in self.allowed_hosts.split(",") if entry.strip()]
 
     @field_validator("trusted_proxy_hops", mode="before")
     @classmethod

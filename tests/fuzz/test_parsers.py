@@ -16,7 +16,12 @@ from hypothesis import strategies as st
 from server_stub.http import ApiError, _decode_cursor, encode_cursor
 from server_stub.intel.envelope import IntelEnvelope, IntelRejected, key_bytes, sign, verify
 from server_stub.portal.auth import AccessProxyConfig
-from server_stub.service.client_ip import client_address, forwarded_chain, normalize_address
+from server_stub.service.client_ip import (
+    bucket_key,
+    client_address,
+    forwarded_chain,
+    normalize_address,
+)
 from server_stub.service.intake import parse_envelope
 from tests.fuzz.conftest import FUZZ, JSON_VALUES
 
@@ -56,7 +61,9 @@ def test_the_bucket_key_is_the_peer_or_an_address_from_the_chain(
         assert key == peer_key
     elif key != peer_key:
         chain = forwarded_chain(headers)
-        assert key == normalize_address(chain[-hops])
+        address = normalize_address(chain[-hops])
+        assert address is not None
+        assert key == bucket_key(address)
 
 
 @FUZZ

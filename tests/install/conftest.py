@@ -171,9 +171,13 @@ def start_service(service_db: Path, tmp_path: Path) -> Iterator[StartService]:
 
 
 def auth_failures(server: Server) -> int:
-    """How many wrong credentials the service has counted (logged before it answers)."""
-    return sum(
-        1
+    """How many wrong credentials the service has counted (logged before it answers): the highest
+    `failures` it reported. The log writes the first failure of a window and the lockout (with
+    `failures`); the ones between are folded into a later summary line."""
+    counts = [
+        event.get("failures", 0)
         for line in server.log().splitlines()
-        if line.startswith("{") and json.loads(line).get("event") == "auth_failure"
-    )
+        if line.startswith("{")
+        and (event := json.loads(line)).get("event") in ("auth_failure", "lockout")
+    ]
+    return max(counts, default=0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -166,3 +167,31 @@ def test_any_single_field_change_fails(
     with pytest.raises(IntelRejected) as caught:
         verify(envelope | {field: new_value}, KEY, NOW)
     assert caught.value.code == "bad_signature"
+
+
+def test_only_the_canonical_spelling_of_the_signature_verifies() -> None:
+    envelope = sign(draft(), KEY, NOW)
+    sig = envelope["sig"]
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    last = alphabet.index(sig[-1])
+    # 43 characters hold 258 bits for a 256-bit digest: the last character's two low bits are
+    # spare, so these three other spellings decode to the very same bytes.
+    others = [sig[:-1] + alphabet[(last & ~0b11) | spare] for spare in range(4)]
+    others.remove(sig)
+    assert len(others) == 3
+    for other in others:
+        assert base64.urlsafe_b64decode(other + "=") == base64.urlsafe_b64decode(sig + "=")
+        assert rejected_code(envelope | {"sig": other}) == "bad_signature"
+    for padded in (sig + "=", sig + "=="):
+        assert rejected_code(envelope | {"sig": padded}) == "invalid_envelope"
+    assert verify(envelope, KEY, NOW).id == envelope["id"]
+
+
+def test_a_body_nested_deeper_than_32_levels_is_refused() -> None:
+    body: dict[str, Any] = {"leaf": [1]}
+    for _ in range(30):
+        body = {"d": body}
+    assert verify(sign(draft(body=body), KEY, NOW), KEY, NOW).body == body  # 32 levels
+    with pytest.raises(IntelRejected) as caught:
+        sign(draft(body={"d": body}), KEY, NOW)
+    assert (caught.value.status, caught.value.code) == (422, "too_deep")

@@ -47,7 +47,12 @@ def make_client(db: Path) -> Iterator[MakeClient]:
     clients: list[TestClient] = []
 
     def make(*, intel_hmac: str = SECRET, token: str = TOKEN) -> TestClient:
-        settings = ServiceSettings(api_token=token, intel_hmac=intel_hmac, db_path=db)  # type: ignore[arg-type]
+        settings = ServiceSettings(
+            api_token=token,  # type: ignore[arg-type]
+            intel_hmac=intel_hmac,  # type: ignore[arg-type]
+            db_path=db,
+            allowed_hosts="testserver",  # the test client's Host
+        )
         client = TestClient(create_app(settings, wall_clock=lambda: NOW.timestamp()))
         clients.append(client)
         return client

@@ -21,7 +21,7 @@ import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 
 from portal_tools.client import new_http_client
-from server_stub.intel.envelope import key_bytes, sign
+from server_stub.intel.envelope import format_time, key_bytes, nesting_depth, sign, signature
 from svc_mcp import cli as svc_mcp_cli
 from svc_mcp.server import build_server
 from svc_mcp.table import TOOLS
@@ -220,3 +220,53 @@ def test_the_mcp_package_never_reads_the_intel_key(service: ServiceStub, tmp_pat
             asyncio.run(_serve_in_process(signed()))
     assert "SERVICE_API_TOKEN" in recording.read, "the audit must see what the package reads"
     assert "SERVICE_INTEL_HMAC" not in recording.read
+
+
+def nested(levels: int) -> dict[str, Any]:
+    """A body whose objects nest exactly `levels` deep."""
+    body: dict[str, Any] = {"leaf": True}
+    for _ in range(levels - 1):
+        body = {"d": body}
+    return body
+
+
+def signed_unchecked(body: dict[str, Any]) -> dict[str, Any]:
+    """Signed without `sign`'s own shape check, as a foreign signer would."""
+    document = {
+        "schema": "svc.intel.v1",
+        "id": f"deep-{nesting_depth(body)}",
+        "issued_at": format_time(datetime.now(UTC)),
+        "source": "desk-7",
+        "kind": "note",
+        "body": body,
+    }
+    return document | {"sig": signature(document, key_bytes(INTEL_KEY))}
+
+
+async def read_intel_over_stdio(variables: dict[str, str]) -> Any:
+    server = StdioServerParameters(command=SVC_MCP, args=[], env=process_env(variables))
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        return await session.call_tool("get_intel", {"limit": 5})
+
+
+def test_a_body_nested_too_deep_is_refused_and_the_inbox_stays_readable(tmp_path: Path) -> None:
+    with service_stub(tmp_path) as stub:
+        with httpx.Client(base_url=stub.base_url, headers=stub.headers(), timeout=30) as http:
+            for levels in (33, 300):
+                refused = http.post("/api/v1/intel", json=signed_unchecked(nested(levels)))
+                assert refused.status_code == 422, levels
+                assert refused.json()["error"] == {
+                    "code": "too_deep",
+                    "message": "body nests objects or arrays more than 32 levels deep",
+                }
+            accepted = http.post("/api/v1/intel", json=signed_unchecked(nested(32)))
+            assert accepted.status_code == 201
+            listed = http.get("/api/v1/intel")
+            assert listed.status_code == 200
+            assert [item["id"] for item in listed.json()["data"]] == ["deep-32"]
+            assert listed.json()["data"][0]["body"] == nested(32)
+        result = asyncio.run(read_intel_over_stdio(stub.env()))
+        assert inbox(stub.db) == ["deep-32"]
+    assert not result.is_error, result.content
+    assert [item["id"] for item in result.structured_content["result"]] == ["deep-32"]

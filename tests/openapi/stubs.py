@@ -89,6 +89,7 @@ def make_service(directory: Path, *, token: str = SERVICE_TOKEN) -> Service:
         api_token=token,  # type: ignore[arg-type]
         db_path=db,
         intel_hmac=INTEL_SECRET,  # type: ignore[arg-type]
+        allowed_hosts="testserver",  # the test client's Host
     )
     app = create_service(settings)
     credentials: dict[str, Headers] = {"anonymous": {}}

@@ -88,6 +88,39 @@ def test_forged_expired_or_unmapped_assertions_are_401(hs_client: TestClient, to
     assert "alice" not in response.text.lower()
 
 
+def signed(**overrides: Any) -> str:
+    return jwt.encode(claims(**overrides), SECRET, algorithm="HS256")
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        pytest.param({"exp": float("inf")}, id="exp-infinity"),
+        pytest.param({"exp": float("nan")}, id="exp-nan"),
+        pytest.param({"nbf": float("-inf")}, id="nbf-minus-infinity"),
+        pytest.param({"nbf": float("nan")}, id="nbf-nan"),
+        pytest.param({"iat": float("inf")}, id="iat-infinity"),
+        pytest.param({"iat": float("-inf")}, id="iat-minus-infinity"),
+        pytest.param({"iat": float("nan")}, id="iat-nan"),
+        pytest.param({"iat": "yesterday"}, id="iat-text"),
+        pytest.param({"iat": int(time.time()) - 25 * 3600}, id="iat-older-than-24h"),
+        pytest.param({"iat": int(time.time()) + 600}, id="iat-in-the-future"),
+    ],
+)
+def test_non_finite_or_implausible_times_are_401(
+    hs_client: TestClient, overrides: dict[str, Any]
+) -> None:
+    response = whoami(hs_client, signed(**overrides))
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "unauthorized"
+
+
+def test_plausible_times_verify(hs_client: TestClient) -> None:
+    now = int(time.time())
+    for overrides in ({"iat": now - 23 * 3600}, {"iat": now + 30}, {"iat": now, "nbf": now - 1}):
+        assert whoami(hs_client, signed(**overrides)).status_code == 200, overrides
+
+
 def test_without_configuration_the_header_is_ignored(portal_data: PortalData) -> None:
     client = TestClient(create_app(portal_data.path))
     assert whoami(client, jwt.encode(claims(), SECRET, algorithm="HS256")).status_code == 403

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import stat
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
 
 from server_stub.portal import admin
 from server_stub.portal.app import create_app
+from server_stub.portal.demo_data import write_demo_data
 from tests.portal.conftest import PortalData
 
 CLOCK_START = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
@@ -166,3 +169,24 @@ def test_admin_cli_reports_a_bad_ttl_without_a_traceback(portal_data: PortalData
     assert result.returncode == 2
     assert "not a duration" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_audit_trails_are_written_for_owner_and_group_only(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    write_demo_data(data)
+    trails = sorted((data / "audit").iterdir())
+    assert trails
+    for trail in trails:
+        assert stat.S_IMODE(trail.stat().st_mode) == 0o640, trail.name
+    (data / "audit" / "sessions.jsonl").unlink()
+    (data / "audit" / "grants.jsonl").chmod(0o644)
+    write_demo_data(data)  # a re-run tightens what it rewrites
+    assert stat.S_IMODE((data / "audit" / "grants.jsonl").stat().st_mode) == 0o640
+    (data / "audit" / "sessions.jsonl").unlink()
+    issue = [sys.executable, "-m", "server_stub", "admin", "portal", "issue-session"]
+    subprocess.run(
+        [*issue, "--data", str(data), "--subject", "alice"],
+        check=True,
+        capture_output=True,
+    )
+    assert stat.S_IMODE((data / "audit" / "sessions.jsonl").stat().st_mode) == 0o640

@@ -20,6 +20,8 @@ TOKEN = "svc-test-token-4f9c2b7d1e8a6c3b5d0e"
 WRONG = "svc-wrong-token-0000000000000000000"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
 PEER = "198.51.100.7"
+TEST_HOST = "testserver"
+"""The `Host` of Starlette's test client, answered by the in-process service like loopback names."""
 
 
 class FakeClock:
@@ -88,6 +90,7 @@ def make_service(demo_db: Path) -> MakeService:
             db_path=db_path,
             webauthn_origin=webauthn_origin,
             webauthn_rp_id=webauthn_rp_id,
+            allowed_hosts=TEST_HOST,
         )
         clock = FakeClock()
         return ServiceUnderTest(create_app(settings, clock=clock), clock, settings)

@@ -71,10 +71,42 @@ def test_several_headers_form_one_chain_in_order() -> None:
 
 def test_whitespace_ports_ipv6_and_mapped_addresses_in_a_chain() -> None:
     assert resolve(" 1.1.1.1 ,\t203.0.113.9:4711 ") == "203.0.113.9"
-    assert resolve("1.1.1.1, [2001:db8::7]:8443") == "2001:db8::7"
-    assert resolve("1.1.1.1, 2001:db8::7") == "2001:db8::7"
+    assert resolve("1.1.1.1, [2001:db8::7]:8443") == "2001:db8::/64"
+    assert resolve("1.1.1.1, 2001:db8::7") == "2001:db8::/64"
     assert resolve("1.1.1.1, ::ffff:203.0.113.9") == "203.0.113.9"
     assert resolve("203.0.113.9,,  ,") == "203.0.113.9"  # empty list elements are not entries
+
+
+def test_ipv6_clients_are_counted_per_64_and_mapped_ones_as_ipv4() -> None:
+    assert resolve("2001:db8:1:2::1") == "2001:db8:1:2::/64"
+    assert resolve("2001:db8:1:2:ffff:ffff:ffff:ffff") == "2001:db8:1:2::/64"
+    assert resolve("[2001:db8:1:2:a:b:c:d]:443") == "2001:db8:1:2::/64"
+    assert resolve("2001:db8:1:3::1") == "2001:db8:1:3::/64"
+    assert resolve("::ffff:203.0.113.9") == resolve("203.0.113.9") == "203.0.113.9"
+    assert resolve(trust=False, peer="::1") == "::/64"
+    assert resolve(trust=False, peer="2001:db8:1:2::99") == "2001:db8:1:2::/64"
+    assert resolve(trust=False, peer="::ffff:192.0.2.1") == "192.0.2.1"
+
+
+def test_one_64_shares_one_failure_budget(make_service: MakeService) -> None:
+    service = make_service(trust_proxy=True)
+    proxy = service.client(PROXY)
+
+    def system(source: str, headers: dict[str, str]) -> int:
+        forwarded = {"X-Forwarded-For": source}
+        return proxy.get("/api/v1/system", headers={**headers, **forwarded}).status_code
+
+    wrong = {"Authorization": f"Bearer {WRONG}"}
+    # Eight addresses of one /64, one guess each: the eighth locks the whole /64.
+    assert [system(f"2001:db8:1:2::{n + 1:x}", wrong) for n in range(8)] == [401] * 7 + [429]
+    assert system("2001:db8:1:2:ffff::1", BEARER) == 429
+    assert system("2001:db8:1:3::1", BEARER) == 200  # the neighbouring /64 is someone else
+    service.clock.advance(15 * 60)
+    assert system("2001:db8:1:2::1", BEARER) == 200
+    # An IPv4-mapped spelling is the IPv4 address: the two share one budget.
+    assert [system("::ffff:203.0.113.9", wrong) for _ in range(7)] == [401] * 7
+    assert system("203.0.113.9", wrong) == 429
+    assert system("203.0.113.10", BEARER) == 200
 
 
 def test_garbage_never_becomes_a_bucket_key() -> None:

@@ -13,6 +13,7 @@ from server_stub.service.guard import (
     LOCKOUT_SECONDS,
     BruteForceGuard,
     LoginFloodLimit,
+    LoginRefused,
 )
 from tests.service.conftest import (
     BEARER,
@@ -170,14 +171,29 @@ def test_flood_limit_admits_60_per_rolling_minute() -> None:
     for index in range(60):
         assert flood.admit(f"10.0.0.{index}") is None
         clock.advance(0.5)  # 60 attempts over 30 s
-    assert flood.admit("10.0.1.1") == 30  # the first admitted leaves the window at 60 s
+    # The first admitted leaves the window at 60 s.
+    assert flood.admit("10.0.1.1") == LoginRefused(30, by_address=False)
     clock.advance(29.5)
-    assert flood.admit("10.0.1.1") == 1
+    assert flood.admit("10.0.1.1") == LoginRefused(1, by_address=False)
     clock.advance(0.5)
     assert flood.admit("10.0.1.1") is None  # the first admitted (t=0) left the window
-    assert flood.admit("10.0.1.1") == 1  # the second (t=0.5) is still in it
+    assert flood.admit("10.0.1.1") == LoginRefused(1, by_address=False)  # t=0.5 is still in it
     clock.advance(0.5)
     assert flood.admit("10.0.1.1") is None
+
+
+def test_one_address_gets_10_of_the_60_logins_a_minute() -> None:
+    clock = FakeClock()
+    flood = LoginFloodLimit(clock)
+    for _ in range(10):
+        assert flood.admit("10.0.0.1") is None
+        clock.advance(1)
+    assert flood.admit("10.0.0.1") == LoginRefused(50, by_address=True)
+    for index in range(50):  # the other 50 remain for everyone else
+        assert flood.admit(f"10.0.1.{index}") is None
+    assert flood.admit("10.0.2.1") == LoginRefused(50, by_address=False)
+    clock.advance(50)
+    assert flood.admit("10.0.0.1") is None
 
 
 # --- the guard behind HTTP -----------------------------------------------------------------------
@@ -354,3 +370,49 @@ def test_security_events_are_json_lines_without_secrets(
     assert TOKEN not in text
     assert WRONG not in text
     assert session_id not in text
+
+
+def test_repeated_failures_from_one_address_write_a_bounded_number_of_lines(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="server_stub.security")
+    clock = FakeClock()
+    guard = BruteForceGuard(clock, max_failures=10_000)
+    for _ in range(10_000):
+        guard.record_failure("203.0.113.9", via="login")
+        clock.advance(0.01)
+    clock.advance(FAILURE_WINDOW_SECONDS)
+    guard.record_failure("203.0.113.10", via="login")  # the next event writes what was left out
+    events = [
+        json.loads(r.getMessage()) for r in caplog.records if r.name == "server_stub.security"
+    ]
+    mine = [e for e in events if e["client"] == "203.0.113.9"]
+    assert [(e["event"], e["reason"]) for e in mine] == [
+        ("auth_failure", "wrong_credential"),  # the first failure, always
+        ("lockout", "too_many_failures"),  # the lockout, always
+        ("auth_failure", "repeated"),
+        ("unlock", "lockout_expired"),
+    ]
+    assert mine[0]["failures"] == 1
+    assert mine[1]["failures"] == 10_000
+    assert mine[2]["repeats"] == 9_999
+
+
+def test_with_the_default_limits_one_address_adds_few_lines_per_window(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="server_stub.security")
+    clock = FakeClock()
+    guard = BruteForceGuard(clock)
+    counted = 0
+    while counted < 10_000:  # as fast as the guard counts them: every lockout waited out
+        if guard.retry_after("203.0.113.9") is None:
+            guard.record_failure("203.0.113.9", via="authorization")
+            counted += 1
+        clock.advance(1)
+    lines = [r for r in caplog.records if r.name == "server_stub.security"]
+    lockouts = sum('"event":"lockout"' in r.getMessage() for r in lines)
+    assert lockouts == 10_000 // 8
+    # Every lockout, and per 15-minute window one failure line, one summary and one unlock.
+    assert len(lines) <= lockouts * 4
+    assert len(lines) < 10_000 // 2

@@ -141,33 +141,45 @@ def test_unusable_webauthn_settings_stop_start_up(rp_id: str | None, origin: str
 def test_a_challenge_is_redeemed_once_for_its_ceremony_before_it_expires() -> None:
     clock = FakeClock()
     store = ChallengeStore(clock)
-    challenge = store.issue(Ceremony.LOGIN)
+    challenge = store.issue(Ceremony.LOGIN, "browser-a")
     assert len(challenge) == 32
-    assert store.redeem(challenge, Ceremony.LOGIN)
-    assert not store.redeem(challenge, Ceremony.LOGIN)
+    assert store.redeem(challenge, Ceremony.LOGIN, "browser-a")
+    assert not store.redeem(challenge, Ceremony.LOGIN, "browser-a")
 
-    wrong_ceremony = store.issue(Ceremony.REGISTER)
-    assert not store.redeem(wrong_ceremony, Ceremony.LOGIN)
-    assert not store.redeem(wrong_ceremony, Ceremony.REGISTER)  # used up by the wrong attempt
+    wrong_ceremony = store.issue(Ceremony.REGISTER, "browser-a")
+    assert not store.redeem(wrong_ceremony, Ceremony.LOGIN, "browser-a")
+    # Used up by the wrong attempt.
+    assert not store.redeem(wrong_ceremony, Ceremony.REGISTER, "browser-a")
 
-    almost = store.issue(Ceremony.LOGIN)
+    almost = store.issue(Ceremony.LOGIN, "browser-a")
     clock.advance(CHALLENGE_TTL_SECONDS - 0.001)
-    assert store.redeem(almost, Ceremony.LOGIN)
-    expired = store.issue(Ceremony.LOGIN)
+    assert store.redeem(almost, Ceremony.LOGIN, "browser-a")
+    expired = store.issue(Ceremony.LOGIN, "browser-a")
     clock.advance(CHALLENGE_TTL_SECONDS)
-    assert not store.redeem(expired, Ceremony.LOGIN)
+    assert not store.redeem(expired, Ceremony.LOGIN, "browser-a")
+    assert len(store) == 0
+
+
+def test_a_challenge_is_redeemed_only_by_the_holder_it_was_issued_to() -> None:
+    store = ChallengeStore(FakeClock())
+    for ceremony in Ceremony:
+        challenge = store.issue(ceremony, "browser-a")
+        assert not store.redeem(challenge, ceremony, "browser-b")
+        assert not store.redeem(challenge, ceremony, "browser-a")  # used up by the wrong holder
+        missing = store.issue(ceremony, "browser-a")
+        assert not store.redeem(missing, ceremony, None)
     assert len(store) == 0
 
 
 def test_pending_challenges_are_bounded_oldest_dropped_first() -> None:
     clock = FakeClock()
     store = ChallengeStore(clock, max_pending=3)
-    first, second, *_ = [store.issue(Ceremony.LOGIN) for _ in range(4)]
+    first, second, *_ = [store.issue(Ceremony.LOGIN, "b") for _ in range(4)]
     assert len(store) == 3
-    assert not store.redeem(first, Ceremony.LOGIN)
-    assert store.redeem(second, Ceremony.LOGIN)
+    assert not store.redeem(first, Ceremony.LOGIN, "b")
+    assert store.redeem(second, Ceremony.LOGIN, "b")
     clock.advance(CHALLENGE_TTL_SECONDS)
-    store.issue(Ceremony.LOGIN)
+    store.issue(Ceremony.LOGIN, "b")
     assert len(store) == 1  # the expired ones went
 
 

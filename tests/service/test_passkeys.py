@@ -221,9 +221,11 @@ def test_bad_assertions_lock_the_address_like_wrong_tokens(
     service: ServiceUnderTest, registered: SoftwareAuthenticator
 ) -> None:
     client = service.client()
-    statuses = [
-        login(client, registered, corrupt_signature=True).status_code for _ in range(MAX_FAILURES)
-    ]
+    statuses = []
+    for _ in range(MAX_FAILURES):
+        statuses.append(login(client, registered, corrupt_signature=True).status_code)
+        # Options and assertion are two of the address's 10 login POSTs a minute.
+        service.clock.advance(15)
     assert statuses == [401] * (MAX_FAILURES - 1) + [429]
     # Locked: neither options nor a good assertion get through, and nothing is counted.
     locked = client.post(f"{PREFIX}/login/options")
@@ -255,16 +257,25 @@ def test_passkey_logins_spend_the_login_flood_budget(
         (b'{"credential": {"id": "a", "rawId": "a", "type": "public-key"}}', "application/json"),
         (b"[]", "application/json"),
         (b"not json", "application/json"),
-        (b'{"credential": {}}', "text/plain"),
     ],
 )
-def test_malformed_login_bodies_are_refused_without_counting(
+def test_malformed_login_bodies_are_refused_and_counted(
     service: ServiceUnderTest, body: bytes, content_type: str
 ) -> None:
     response = service.client().post(
         f"{PREFIX}/login", content=body, headers={"Content-Type": content_type}
     )
-    assert response.status_code in (400, 415), response.text
+    assert response.status_code == 400, response.text
+    assert service.auth.guard.failures(PEER) == 1
+
+
+def test_a_login_body_of_another_media_type_is_415_and_not_counted(
+    service: ServiceUnderTest,
+) -> None:
+    response = service.client().post(
+        f"{PREFIX}/login", content=b'{"credential": {}}', headers={"Content-Type": "text/plain"}
+    )
+    assert response.status_code == 415
     assert service.auth.guard.failures(PEER) == 0
 
 
@@ -470,3 +481,59 @@ def test_random_login_credentials_never_cause_a_5xx(
     service = make_service()
     response = service.client().post(f"{PREFIX}/login", json={"credential": credential})
     assert response.status_code in (400, 401), response.text
+
+
+# --- challenges belong to the browser that asked (issue 15) -------------------------------------
+
+
+def test_a_login_challenge_is_usable_only_by_the_browser_that_asked(
+    service: ServiceUnderTest, registered: SoftwareAuthenticator
+) -> None:
+    asker, other = service.client("203.0.113.7"), service.client(PEER)
+    answer = asker.post(f"{PREFIX}/login/options")
+    assert answer.status_code == 200
+    cookie = answer.headers["set-cookie"]
+    assert cookie.startswith("svc_passkey_login=")
+    for attribute in (
+        "HttpOnly",
+        "Max-Age=300",
+        "Path=/api/v1/auth/passkey/login",
+        "SameSite=strict",
+    ):
+        assert attribute in cookie
+    # Signed over the asker's challenge, but sent by another browser (with its own nonce, or none).
+    stolen = registered.assertion(answer.json()["data"], ORIGIN)
+    other.post(f"{PREFIX}/login/options")
+    refused = other.post(f"{PREFIX}/login", json={"credential": stolen})
+    assert refused.status_code == 401
+    assert service.auth.guard.failures(PEER) == 1
+    assert "svc_session" not in other.cookies
+    # The refused attempt used the challenge up: the asker starts again, and then it works.
+    assert asker.post(f"{PREFIX}/login", json={"credential": stolen}).status_code == 401
+    signed_in_by_passkey = login(asker, registered)
+    assert signed_in_by_passkey.status_code == 200
+    assert 'svc_passkey_login=""' in signed_in_by_passkey.headers["set-cookie"]
+
+
+def test_a_login_without_the_nonce_cookie_is_refused(
+    service: ServiceUnderTest, registered: SoftwareAuthenticator
+) -> None:
+    client = service.client()
+    credential = registered.assertion(options(client, "login"), ORIGIN)
+    client.cookies.clear()
+    assert client.post(f"{PREFIX}/login", json={"credential": credential}).status_code == 401
+
+
+def test_a_registration_challenge_belongs_to_the_session_that_asked(
+    service: ServiceUnderTest,
+) -> None:
+    first, second = signed_in(service, "192.0.2.1"), signed_in(service, "192.0.2.2")
+    authenticator = SoftwareAuthenticator()
+    credential = authenticator.attest(options(first, "register"), ORIGIN)
+    body = {"label": "laptop", "credential": credential}
+    refused = second.post(f"{PREFIX}/register", json=body)
+    assert refused.status_code == 400
+    assert "challenge is unknown, expired or already used" in refused.json()["error"]["message"]
+    assert first.post(f"{PREFIX}/register", json=body).status_code == 400  # used up
+    assert register(first, authenticator).status_code == 201
+    assert len(passkeys(service)) == 1

@@ -371,6 +371,11 @@ def test_huge_body_on_a_get_route_is_413(client: TestClient) -> None:
     assert_error(response, 413, "payload_too_large")
 
 
+def test_a_request_target_over_8_kib_is_414(client: TestClient) -> None:
+    for target in ("/api/v1/orders?symbol=" + "A" * 8200, "/api/v1/" + "a" * 8200):
+        assert_error(client.get(target, headers=BEARER), 414, "uri_too_long")
+
+
 def test_huge_headers_are_431(client: TestClient) -> None:
     response = client.get("/api/v1/system", headers={**BEARER, "X-Filler": "x" * 9000})
     assert_error(response, 431, "headers_too_large")

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import sqlite3
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from server_stub.service.demo_data import write_demo_database
 from server_stub.service.settings import (
     ServiceSettings,
     StartupRefused,
@@ -96,6 +99,21 @@ def test_bad_values_are_refused_by_name(
     assert value not in str(refused.value).replace(name, "")
 
 
+@pytest.mark.parametrize(
+    "value", ["true", "True", "yes", "on", "false", "no", "off", "2", "01", "1.0", "enabled"]
+)
+def test_trust_proxy_takes_only_1_or_0(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("SERVICE_TRUST_PROXY", value)
+    with pytest.raises(StartupRefused) as refused:
+        load_settings()
+    assert str(refused.value) == (
+        "invalid configuration: SERVICE_TRUST_PROXY: Value error, "
+        "must be 1 (trust X-Forwarded-For) or 0 / empty (off)"
+    )
+    monkeypatch.setenv("SERVICE_TRUST_PROXY", " 1 ")
+    assert load_settings().trust_proxy is True
+
+
 def test_bind_rules() -> None:
     open_settings = ServiceSettings(api_token="")  # type: ignore[arg-type]
     assert check_bind(open_settings, "127.0.0.1", insecure_open=False) == []
@@ -151,6 +169,33 @@ def test_cli_refuses_bad_hops(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "SERVICE_TRUSTED_PROXY_HOPS" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_cli_refuses_a_trust_proxy_value_other_than_1_or_0(tmp_path: Path) -> None:
+    result = run_cli("service", "--db", str(tmp_path / "x.db"), env={"SERVICE_TRUST_PROXY": "true"})
+    assert result.returncode == 2
+    assert result.stderr.startswith("svc-stub: invalid configuration: SERVICE_TRUST_PROXY: ")
+    assert "must be 1" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_the_demo_database_is_readable_by_its_owner_only(tmp_path: Path) -> None:
+    db = tmp_path / "svc.db"
+    write_demo_database(db)
+    assert stat.S_IMODE(db.stat().st_mode) == 0o600
+    # A daemon that uses write-ahead logging: SQLite gives -wal and -shm the database's mode.
+    connection = sqlite3.connect(db)
+    try:
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute(
+            "INSERT INTO events (ts, level, kind, source, message) "
+            "VALUES ('2026-01-01T00:00:00Z', 'info', 'x', 'admin', 'y')"
+        )
+        connection.commit()
+        for suffix in ("-wal", "-shm"):
+            assert stat.S_IMODE(Path(f"{db}{suffix}").stat().st_mode) == 0o600, suffix
+    finally:
+        connection.close()
 
 
 def test_cli_needs_a_database(tmp_path: Path) -> None:

@@ -1,0 +1,96 @@
+"""Which `Host` names the data service answers for: a defence against DNS rebinding.
+
+A page on another site can point its own DNS name at 127.0.0.1 and then read the service from the
+victim's browser: same origin for the browser, but the request carries the attacker's name as
+`Host`. So only these names are answered, with any port: `localhost` and loopback addresses, the
+address the server is bound to (unless a wildcard), the hosts of `SERVICE_WEBAUTHN_ORIGIN` and
+`SERVICE_WEBAUTHN_RP_ID`, and `SERVICE_ALLOWED_HOSTS`. Anything else is `421 misdirected_request`.
+
+The health probes stay open to any `Host` (a load balancer may probe by an address the server does
+not know as its own; they disclose nothing), and a request without `Host` (HTTP/1.0) passes, since
+a browser always sends one.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from server_stub.http import failure
+from server_stub.serve import is_loopback
+
+OPEN_PATHS = frozenset({"/health/live", "/health/ready"})
+WILDCARDS = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 (names, not a bind)
+
+
+def host_name(host: str) -> str | None:
+    """The name part of a `Host` value (`name`, `name:port`, `[v6]:port`), lower case, without a
+    trailing dot; None when it is not one."""
+    text = host.strip().lower()
+    if text.startswith("["):
+        closing = text.find("]")
+        rest = text[closing + 1 :]
+        if closing == -1 or (rest and not (rest[0] == ":" and rest[1:].isdigit())):
+            return None
+        name = text[1:closing]
+    else:
+        name, colon, port = text.partition(":")
+        if colon and not port.isdigit():
+            return None
+    name = name.rstrip(".")
+    if not name or not all(char.isalnum() or char in "-._:" for char in name):
+        return None
+    return name
+
+
+def allowed_hosts(
+    configured: Iterable[str],
+    *,
+    webauthn_origin: str | None,
+    webauthn_rp_id: str | None,
+    bound_host: str | None,
+) -> frozenset[str]:
+    names = {"localhost", "127.0.0.1", "[::1]", *configured}
+    if webauthn_origin and (origin_host := urlsplit(webauthn_origin).hostname):
+        names.add(origin_host)
+    if webauthn_rp_id:
+        names.add(webauthn_rp_id)
+    bound = (bound_host or "").strip("[]")
+    if bound not in WILDCARDS:
+        names.add(f"[{bound}]" if ":" in bound else bound)
+    return frozenset(name for name in (host_name(n) for n in names) if name)
+
+
+def _is_loopback_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return is_loopback(name)
+
+
+class HostAllowListMiddleware:
+    def __init__(self, app: ASGIApp, allowed: frozenset[str]) -> None:
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] not in OPEN_PATHS:
+            host = next((v for k, v in scope.get("headers", []) if k == b"host"), None)
+            if host is not None and not self._allows(host.decode("latin-1")):
+                response = failure(
+                    421,
+                    "misdirected_request",
+                    "this server does not answer for that Host name; open it by a name it is "
+                    "configured for (loopback, the bound address, SERVICE_ALLOWED_HOSTS)",
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def _allows(self, host: str) -> bool:
+        name = host_name(host)
+        return name is not None and (name in self.allowed or _is_loopback_address(name))

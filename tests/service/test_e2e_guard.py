@@ -1,0 +1,91 @@
+"""The guard's address rules against a real `svc-stub service` process on loopback: IPv6 clients
+counted per /64, and one address's share of the login budget."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+
+from tests.service.conftest import TOKEN, WRONG
+from tests.service.test_e2e import client_from, security_events, stop
+from tests.support import Server, free_port, running_server
+
+PREFIX = "/api/v1/auth/passkey"
+
+
+def free_ipv6_port() -> int:
+    with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as sock:
+        sock.bind(("::1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def service(db: Path, log: Path, *, host: str = "127.0.0.1", **env: str) -> Iterator[Server]:
+    port = free_ipv6_port() if ":" in host else free_port()
+    command = ["-m", "server_stub.service", "service", "--db", str(db), "--host", host]
+    with running_server(
+        [*command, "--port", str(port)],
+        port=port,
+        log_path=log,
+        ready_path="/health/live",
+        env={"SERVICE_API_TOKEN": TOKEN, **env},
+        host=f"[{host}]" if ":" in host else host,
+    ) as server:
+        yield server
+
+
+def test_ipv6_clients_share_one_budget_per_64(demo_db: Path, tmp_path: Path) -> None:
+    with service(demo_db, tmp_path / "v6.log", host="::1", SERVICE_TRUST_PROXY="1") as server:
+        with httpx.Client(base_url=server.base_url, timeout=10) as client:
+
+            def system(source: str, token: str) -> int:
+                headers = {"X-API-Token": token, "X-Forwarded-For": source}
+                return client.get("/api/v1/system", headers=headers).status_code
+
+            # One host of 2001:db8:1:2::/64 per guess: the /64 locks on the eighth.
+            guesses = [system(f"2001:db8:1:2::{n + 1:x}", WRONG) for n in range(8)]
+            assert guesses == [401] * 7 + [429]
+            assert system("2001:db8:1:2:ffff:ffff:ffff:fffe", TOKEN) == 429
+            assert system("2001:db8:1:3::1", TOKEN) == 200
+            assert client.get("/api/v1/system", headers={"X-API-Token": TOKEN}).status_code == 200
+        log = stop(server)
+    lockouts = [e["client"] for e in security_events(log) if e["event"] == "lockout"]
+    assert lockouts == ["2001:db8:1:2::/64"]
+
+
+def test_a_ipv6_peer_is_its_64_without_proxy_trust(demo_db: Path, tmp_path: Path) -> None:
+    with service(demo_db, tmp_path / "v6-peer.log", host="::1") as server:
+        with httpx.Client(base_url=server.base_url, timeout=10) as client:
+            wrong = {"X-API-Token": WRONG}
+            assert [client.get("/api/v1/system", headers=wrong).status_code for _ in range(8)] == [
+                401
+            ] * 7 + [429]
+        log = stop(server)
+    assert [e["client"] for e in security_events(log) if e["event"] == "lockout"] == ["::/64"]
+
+
+def test_one_flooding_address_cannot_close_logins_for_others(demo_db: Path, tmp_path: Path) -> None:
+    with service(demo_db, tmp_path / "flood.log") as server:
+        # A name, not the address: passkey options need a host that can be an RP id.
+        named = {"Host": f"localhost:{server.base_url.rsplit(':', 1)[1]}"}
+        with client_from(server, "127.0.0.2") as flooder:
+            options = [
+                flooder.post(f"{PREFIX}/login/options", headers=named).status_code
+                for _ in range(60)
+            ]
+        with client_from(server, "127.0.0.4") as garbler:
+            garbage = [garbler.post("/api/v1/auth/login", json={"tok": "en"}) for _ in range(60)]
+        with client_from(server, "127.0.0.3") as honest:
+            assert honest.post(f"{PREFIX}/login/options", headers=named).status_code == 200
+            login = honest.post("/api/v1/auth/login", json={"token": TOKEN})
+            assert login.status_code == 200
+        log = stop(server)
+    assert options == [200] * 10 + [429] * 50
+    assert [r.status_code for r in garbage] == [400] * 7 + [429] * 53
+    assert {r.json()["error"]["code"] for r in garbage[7:]} == {"locked_out"}
+    assert [e["client"] for e in security_events(log) if e["event"] == "lockout"] == ["127.0.0.4"]
+    assert TOKEN not in log
