@@ -19,7 +19,6 @@ import rfc8785
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 SCHEMA_TAG = "svc.intel.v1"
-MAX_ENVELOPE_BYTES = 64 * 1024
 MIN_KEY_BYTES = 32
 MAX_CLOCK_SKEW = timedelta(minutes=5)
 MAX_AGE_WITHOUT_EXPIRY = timedelta(hours=24)

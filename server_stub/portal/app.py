@@ -1,4 +1,4 @@
-"""The portal's read-only REST API as a Starlette app (spec 1, section 4)."""
+"""The portal's read-only REST API as a Starlette app (docs/api-portal.md)."""
 
 from __future__ import annotations
 

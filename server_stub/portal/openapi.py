@@ -1,8 +1,8 @@
 """The portal's OpenAPI document: one `Operation` per entry of `app.ENDPOINTS` (all GET).
 
 Statuses: every route can answer 401 (a bearer token or access-proxy JWT that does not verify),
-414 and 431; lists 400 (bad `limit`/`cursor`); auditor-only routes and `/api/whoami` 403 (spec 1:
-403, not 401, for anonymous callers).
+414 and 431; lists 400 (bad `limit`/`cursor`); auditor-only routes and `/api/whoami` 403 (403,
+not 401, for anonymous callers).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Token and session authentication in front of the guard (spec 2, sections 5 and 7).
+"""Token and session authentication in front of the guard (docs/api-service.md).
 
 Every credential check goes through `Authenticator`, which decides in this order:
 1. auth disabled (empty token): everyone is in, the guard is not consulted;
@@ -32,7 +32,6 @@ from server_stub.service.security_log import SecurityLog
 from server_stub.service.sessions import SESSION_COOKIE, SessionStore
 from server_stub.service.settings import ServiceSettings
 
-READ_METHODS = frozenset({"GET", "HEAD"})
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 

@@ -1,4 +1,4 @@
-"""Which address a request is counted under by the brute-force guard (spec 2, section 5, rule 7).
+"""Which address a request is counted under by the brute-force guard (docs/api-service.md).
 
 With proxy trust off, only the TCP peer counts and `X-Forwarded-For` is ignored entirely. With it
 on, all `X-Forwarded-For` headers are joined into one append chain and the entry `hops` from the

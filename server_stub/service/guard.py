@@ -1,4 +1,4 @@
-"""The in-process brute-force guard (spec 2, sections 3, 7 and 8).
+"""The in-process brute-force guard (docs/api-service.md).
 
 Per client address: 8 counted failures within a rolling 15 minutes lock the address for 15 minutes.
 Across all addresses: at most 60 login POSTs are admitted per rolling minute, at most 10 of them

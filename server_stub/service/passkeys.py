@@ -1,4 +1,4 @@
-"""Passkey registration, login and management (spec 2, sections 4, 5 and 7) with py_webauthn.
+"""Passkey registration, login and management with py_webauthn (docs/api-service.md).
 
 Routes, all under PREFIX:
 - `POST register/options`, `POST register`: a new passkey; needs a browser session (sign in with the

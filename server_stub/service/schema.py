@@ -142,7 +142,3 @@ def create_schema(connection: sqlite3.Connection) -> None:
 
 def format_timestamp(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime(TIMESTAMP_FORMAT)
-
-
-def utc_now_text() -> str:
-    return format_timestamp(datetime.now(UTC))
