@@ -2,8 +2,11 @@
 
 The backends of the selected toolsets (portal -> the portal, analytics -> the data service) are
 *needed*: their settings must be valid, they must answer, and a token that is set (or that the
-service requires) must be accepted. MCP host entries are reported; one that runs a command that is
-not there is a failure too. Anything else (no session token, no host installed) is advice.
+service requires) must be accepted. Each MCP host entry found is started as its host would start
+it (its command with its env, or its URL with its headers), must answer the MCP handshake and list
+its tools within the host's own start-up limit, and its time is reported; an entry that would fail
+in the host is a failure, with the fix. Anything else (no session token, no host installed) is
+advice.
 
 Each backend gets at most one request carrying its token, never repeated, so a wrong token cannot
 walk into the data service's lockout; the probes before it go without a token. Tokens are shown
@@ -15,12 +18,15 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
+import time
 from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio
 import httpx
 from rich.console import Console
 from rich.text import Text
@@ -32,12 +38,17 @@ from portal_tools.errors import CallError, Misconfigured
 from portal_tools.exits import EXIT_CODES
 from svc_mcp.install import (
     CLIENTS,
+    GATEWAY_TOKEN_VARIABLE,
     HOSTS,
+    PACKAGE,
     Client,
+    InstallError,
     Platform,
     Scope,
+    check_on_index,
     config_path,
     current_platform,
+    index_url,
     read_entry,
 )
 
@@ -190,8 +201,9 @@ def _read(backend: Backend) -> Connection | Finding:
 def host_findings(
     name: str, *, home: Path, cwd: Path, platform: Platform, environ: Mapping[str, str]
 ) -> list[Finding]:
-    """Every host configuration (user and project) that holds an entry called `name`."""
-    findings: list[Finding] = []
+    """Every host configuration (user and project) that holds an entry called `name`, each
+    started as its host would start it (see `probe_entry`)."""
+    found: list[tuple[Client, Scope, Path, dict[str, Any]]] = []
     seen: set[Path] = set()
     for client in CLIENTS:
         for scope in HOSTS[client].scopes:
@@ -201,34 +213,171 @@ def host_findings(
             entry = None if path in seen else read_entry(client, path, name)
             seen.add(path)
             if entry is not None:
-                findings.append(_host_finding(client, scope, path, entry))
-    if not findings:
+                found.append((client, scope, path, entry))
+    if not found:
         message = (
             f"no MCP host has a server called {name!r} (looked in {len(seen)} files); "
             "run `svc-mcp install --client <client>`"
         )
-        findings.append(Finding("hosts", "warn", message))
-    return findings
+        return [Finding("hosts", "warn", message)]
+
+    async def probe_all() -> list[Finding]:
+        return list(await asyncio.gather(*(probe_entry(*item, environ=environ) for item in found)))
+
+    return asyncio.run(probe_all())
 
 
-def _host_finding(client: Client, scope: Scope, path: Path, entry: Mapping[str, Any]) -> Finding:
+async def probe_entry(
+    client: Client,
+    scope: Scope,
+    path: Path,
+    entry: Mapping[str, Any],
+    *,
+    environ: Mapping[str, str],
+) -> Finding:
+    """Starts the entry as the host would (its exact command with its env, or its URL with its
+    headers), completes the MCP handshake and lists the tools within the host's own start-up
+    limit. Anything that would fail in the host is a failure here, with the fix."""
+    host = HOSTS[client]
     check = f"host.{client}.{scope}"
-    where = f"{HOSTS[client].label} ({scope}, {path})"
+    where = f"{host.label} ({scope}, {path})"
     again = f"run `svc-mcp install --client {client} --scope {scope}` again"
-    command = entry.get("command")
-    if not isinstance(command, str) or not command:
-        return _fail(check, "misconfigured", f"{where}: the entry has no command; {again}")
-    data = {"path": str(path), "command": command}
-    if not Path(command).is_absolute():
-        message = f"{where} runs {command!r} by name, which a GUI host may not find; {again}"
-        return Finding(check, "warn", message, data=data)
-    if not (Path(command).is_file() and os.access(command, os.X_OK)):
-        message = f"{where} runs {command}, which is not there (is uv installed?); {again}"
+    url = entry.get(host.url_key) if host.url_key else None
+    data: dict[str, object] = {"path": str(path)}
+    if isinstance(url, str):
+        data["url"] = url
+        what = f"the gateway at {url}"
+        start: Callable[[], Any] = lambda: _http_session(client, url, entry, environ)  # noqa: E731
+    else:
+        command = entry.get("command")
+        if not isinstance(command, str) or not command:
+            return _fail(check, "misconfigured", f"{where}: the entry has no command; {again}")
+        data["command"] = command
+        args = _strings(entry.get("args"))
+        if not Path(command).is_absolute():
+            message = f"{where} runs {command!r} by name, which a GUI host may not find; {again}"
+            return Finding(check, "warn", message, data=data)
+        if not (Path(command).is_file() and os.access(command, os.X_OK)):  # noqa: ASYNC240
+            message = f"{where} runs {command}, which is not there (is uv installed?); {again}"
+            return _fail(check, "misconfigured", message, **data)
+        missing = _missing_from_index(command, args, environ)
+        if missing is not None:
+            return _fail(check, "misconfigured", f"{where}: {missing}; {again}", **data)
+        what = " ".join([command, *args])
+        env = _host_env(client, entry, environ)
+        start = lambda: _stdio_session(command, args, env)  # noqa: E731
+    limit = host.startup_seconds
+    began = time.monotonic()
+    try:
+        with anyio.fail_after(limit):
+            tools = await start()
+    except TimeoutError:
+        message = (
+            f"{where}: {what} did not list its tools within {limit:g} s, {host.label}'s limit; "
+            f"run it in a terminal to see why, or {again} (the default source starts fastest)"
+        )
         return _fail(check, "misconfigured", message, **data)
-    args = " ".join(_strings(entry.get("args")))
+    except Exception as exc:  # whatever stops it, the host would fail the same way
+        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+        message = (
+            f"{where}: {what} did not start an MCP server ({reason}); run it in a terminal to "
+            f"see why, or {again}"
+        )
+        return _fail(check, "misconfigured", message, **data)
+    seconds = time.monotonic() - began
     names = ", ".join(_strings(entry.get("env")) + _strings(entry.get("env_vars")))
-    message = f"{where}: {command} {args}; env: {names or 'none'}"
-    return Finding(check, "ok", message, data=data)
+    message = f"{where}: {what} listed {tools} tools in {seconds:.1f} s (limit {limit:g} s)" + (
+        "" if isinstance(url, str) else f"; env: {names or 'none'}"
+    )
+    return Finding(check, "ok", message, data=data | {"seconds": round(seconds, 2), "tools": tools})
+
+
+def _missing_from_index(command: str, args: list[str], environ: Mapping[str, str]) -> str | None:
+    """For an entry that runs the release from a package index (`uvx [--default-index URL]
+    svc-mcp`): why the index cannot give it, else None."""
+    if Path(command).name != "uvx" or not args or args[-1] != PACKAGE or "--from" in args:
+        return None
+    given = args[args.index("--default-index") + 1] if "--default-index" in args else None
+    index = index_url(given, environ)
+    try:
+        check_on_index(index)
+    except InstallError as error:
+        return str(error).split(", so the host")[0].split(" (no release")[0] + (
+            " (no release is published there)"
+        )
+    return None
+
+
+_REFERENCE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _expand(value: str, environ: Mapping[str, str], *, dollar: bool) -> str:
+    """A host's reference to an environment variable replaced by its value (empty if unset)."""
+
+    def one(match: re.Match[str]) -> str:
+        if match.group(2) is not None and not dollar:
+            return match.group(0)
+        return environ.get(match.group(1) or match.group(2), "")
+
+    return _REFERENCE.sub(one, value)
+
+
+def _host_env(
+    client: Client, entry: Mapping[str, Any], environ: Mapping[str, str]
+) -> dict[str, str]:
+    dollar = client == "gemini"  # Gemini also expands $NAME
+    env = entry.get("env")
+    result = {
+        str(key): _expand(str(value), environ, dollar=dollar)
+        for key, value in (env.items() if isinstance(env, dict) else [])
+    }
+    for name in _strings(entry.get("env_vars")):  # Codex passes these from its environment
+        if name in environ:
+            result[name] = environ[name]
+    return result
+
+
+async def _stdio_session(command: str, args: list[str], env: dict[str, str]) -> int:
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    server = StdioServerParameters(command=command, args=args, env=env)
+    with open(os.devnull, "w") as errlog:  # noqa: ASYNC230 - opening /dev/null does not block
+        async with (
+            stdio_client(server, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return len((await session.list_tools()).tools)
+
+
+async def _http_session(
+    client: Client, url: str, entry: Mapping[str, Any], environ: Mapping[str, str]
+) -> int:
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {
+        str(key): _expand(str(value), environ, dollar=client == "gemini")
+        for key, value in _items(entry.get("headers")) + _items(entry.get("http_headers"))
+    }
+    for key, value in headers.items():
+        # VS Code prompts for its password input; doctor takes it from the environment.
+        headers[key] = re.sub(r"\$\{input:[^}]*\}", environ.get(GATEWAY_TOKEN_VARIABLE, ""), value)
+    bearer = entry.get("bearer_token_env_var")
+    if isinstance(bearer, str):
+        headers["Authorization"] = f"Bearer {environ.get(bearer, '')}"
+    async with (
+        httpx2.AsyncClient(headers=headers) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        return len((await session.list_tools()).tools)
+
+
+def _items(value: object) -> list[tuple[object, object]]:
+    return list(value.items()) if isinstance(value, dict) else []
 
 
 def _strings(value: object) -> list[str]:
