@@ -55,7 +55,12 @@ app = typer.Typer(
 )
 
 ClientOption = Annotated[
-    Client, typer.Option("--client", help="The MCP host (see install/README.md).")
+    Client,
+    typer.Option(
+        "--client",
+        help="The MCP host: claude (Claude Desktop), claude-code, cursor, vscode, windsurf, "
+        "gemini (Gemini CLI), codex.",
+    ),
 ]
 ScopeOption = Annotated[
     Scope, typer.Option("--scope", help="Your user configuration, or this project's.")

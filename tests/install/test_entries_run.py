@@ -15,6 +15,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -38,14 +39,14 @@ pytestmark = pytest.mark.e2e
 
 GATEWAY_TOKEN = "svc-install-gateway-token-5d1c8e2b7a9f4e3c"
 TOOL_NAMES = [spec.name for spec in TOOLS]
-UV = os.environ.get("UV") or "uv"
+UV = os.environ.get("UV") or shutil.which("uv") or "uv"
 
 
 @pytest.fixture(scope="session")
 def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A venv holding svc-mcp installed from its wheel; returns its `svc-mcp`."""
     root = tmp_path_factory.mktemp("wheel")
-    uv = [sys.executable, "-m", "uv"] if UV == "uv" else [UV]
+    uv = [UV]
     subprocess.run([*uv, "build", "--wheel", "-q", "-o", str(root / "dist")], cwd=ROOT, check=True)
     (wheel,) = (root / "dist").glob("svc_mcp-*.whl")
     venv = root / "venv"
