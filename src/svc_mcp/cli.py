@@ -172,9 +172,11 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="MCP tools for the service portal (and the data service): serve them over "
         "stdio or HTTP, list them, or call one from the shell.",
-        epilog=f"Set it up in an MCP host: {PROG} install --help; check the set-up: {PROG} "
-        "doctor. Exit codes, the gateway and every host: "
-        "https://github.com/svc-mcp/svc-mcp#readme (docs/mcp.md in a checkout).",
+        epilog=f"Set it up in an MCP host: {PROG} install --help; check it: {PROG} doctor.\n"
+        "Exit codes, the gateway and every host: https://github.com/svc-mcp/svc-mcp#readme\n"
+        "(README.md, docs/mcp.md and install/README.md in a checkout).",
+        # The epilog's lines as written: argparse would break the URL at a hyphen.
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-V", "--version", action="store_true", help="print the version and exit")
     _add_selection(parser, defaults=True)

@@ -20,6 +20,8 @@ from svc_mcp.install import (
     Scope,
     config_path,
     find_checkout,
+    read_entry,
+    strip_jsonc,
 )
 from tests.install.conftest import (
     LINUX_USER_FILES,
@@ -618,3 +620,90 @@ def test_install_and_doctor_never_import_mcp(fake_home: Home) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
     )
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stderr
+
+
+# ------------------------------------------------------------------------------- VS Code's JSONC
+
+JSONC_WITH_COMMENTS = """{
+  "servers": {
+    // a server of mine
+    "other": {"command": "/bin/other", "args": ["--x"], "env": {"K": "v"},},
+    "svc": {"type": "stdio", "command": "/x/svc-mcp", "args": []}, /* ours */
+  },
+}
+"""
+
+
+def test_vscode_jsonc_is_read_and_a_file_with_comments_is_not_rewritten(
+    fake_home: Home, run_cli: RunCli
+) -> None:
+    path = fake_home.user_file("vscode")
+    path.parent.mkdir(parents=True)
+    path.write_text(JSONC_WITH_COMMENTS)
+    entry = read_entry("vscode", path, "svc")  # what doctor reads
+    assert entry == {"type": "stdio", "command": "/x/svc-mcp", "args": []}
+    for args in (("install", *SRC), ("uninstall",)):
+        result = run_cli(*args, "--client", "vscode", env=PORTAL)
+        assert result.returncode == 2
+        assert result.stderr.count("\n") == 1
+        assert (
+            f"{path} line 3 holds a comment, which rewriting the file would lose" in result.stderr
+        )
+        assert path.read_text() == JSONC_WITH_COMMENTS
+    assert os.listdir(path.parent) == [path.name]
+
+
+def test_vscode_trailing_commas_alone_are_read_and_written_as_json(
+    fake_home: Home, run_cli: RunCli
+) -> None:
+    path = fake_home.user_file("vscode")
+    path.parent.mkdir(parents=True)
+    path.write_text('{"servers": {"other": {"command": "/bin/other", "args": ["--x",],},},}\n')
+    result = run_cli("install", "--client", "vscode", *SRC, env=PORTAL)
+    assert result.returncode == 0, result.stderr
+    assert servers_of("vscode", path) == {
+        "other": {"command": "/bin/other", "args": ["--x"]},
+        "svc": expected_entry("vscode", PORTAL),
+    }
+
+
+def test_jsonc_stripping_leaves_strings_alone() -> None:
+    text = '{"a": "http://x//y /* no */ ,}", // c\n "b": [1, 2,], /* d\n e */ "c": "\\"//"}'
+    stripped, first = strip_jsonc(text)
+    assert json.loads(stripped) == {"a": "http://x//y /* no */ ,}", "b": [1, 2], "c": '"//'}
+    assert first == 1
+    assert stripped.count("\n") == text.count("\n")
+
+
+# ------------------------------------------------------------------------------ errors and help
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("install",),
+        ("install", "--client", "nowhere"),
+        ("install", "--client", "cursor", "--bogus"),
+        ("uninstall", "--client", "cursor", "--scope", "team"),
+        ("install", "--client", "cursor", "--http", "ftp://x"),
+    ],
+)
+def test_errors_are_one_line(args: tuple[str, ...], fake_home: Home, run_cli: RunCli) -> None:
+    result = run_cli(*args)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("svc-mcp: usage: ")
+    assert "╭" not in result.stderr
+
+
+def test_help_points_at_what_the_user_has(run_cli: RunCli) -> None:
+    front = run_cli("--help")
+    assert front.returncode == 0
+    assert "svc-mcp install --help" in front.stdout
+    assert "svc-mcp doctor" in front.stdout
+    assert "https://github.com/svc-mcp/svc-mcp#readme" in front.stdout
+    install = run_cli("install", "--help")
+    assert install.returncode == 0
+    for option in ("--source", "--http", "--http-token", "--index-url", "--uv ", "--env-refs"):
+        assert option in install.stdout
+    assert "install/README.md" not in install.stdout  # not in a wheel
