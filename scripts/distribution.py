@@ -26,6 +26,10 @@ from svc_mcp.install import EXTRA_ENV, GITHUB_URL  # noqa: E402
 
 REGISTRY_NAME = "io.github.svc-mcp/svc-mcp"
 SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json"
+MCPB_SCHEMA = (
+    "https://raw.githubusercontent.com/modelcontextprotocol/mcpb/main/schemas/"
+    "mcpb-manifest-v0.4.schema.json"
+)
 DESCRIPTION = (
     "Read the service portal and the data service from AI agents: MCP tools, stdio or HTTP"
 )
@@ -93,7 +97,8 @@ def mcpb_manifest() -> dict[str, Any]:
         for name, text, secret in variables()
     }
     return {
-        "manifest_version": "0.3",
+        "$schema": MCPB_SCHEMA,
+        "manifest_version": "0.4",
         "name": meta["name"],
         "display_name": "svc-mcp",
         "version": meta["version"],
