@@ -221,23 +221,48 @@ def host_findings(
         )
         return [Finding("hosts", "warn", message)]
 
+    prepared = [prepare_entry(*item, environ=environ) for item in found]
+
     async def probe_all() -> list[Finding]:
-        return list(await asyncio.gather(*(probe_entry(*item, environ=environ) for item in found)))
+        return list(
+            await asyncio.gather(
+                *(_done(p) if isinstance(p, Finding) else start_entry(p) for p in prepared)
+            )
+        )
 
     return asyncio.run(probe_all())
 
 
-async def probe_entry(
+async def _done(finding: Finding) -> Finding:
+    return finding
+
+
+@dataclass(frozen=True)
+class Start:
+    """An entry ready to start as its host would."""
+
+    client: Client
+    check: str
+    where: str
+    again: str
+    what: str
+    """How the message names what is started: the command line, or the gateway's URL."""
+    start: Callable[[], Coroutine[Any, Any, int]]
+    """Starts it, completes the handshake and returns how many tools it lists."""
+    show_env: str | None
+    data: dict[str, object]
+
+
+def prepare_entry(
     client: Client,
     scope: Scope,
     path: Path,
     entry: Mapping[str, Any],
     *,
     environ: Mapping[str, str],
-) -> Finding:
-    """Starts the entry as the host would (its exact command with its env, or its URL with its
-    headers), completes the MCP handshake and lists the tools within the host's own start-up
-    limit. Anything that would fail in the host is a failure here, with the fix."""
+) -> Start | Finding:
+    """What starting the entry takes, or the finding that it cannot start: no command, a command
+    by bare name (advice), one that is not there, or a package its index does not have."""
     host = HOSTS[client]
     check = f"host.{client}.{scope}"
     where = f"{host.label} ({scope}, {path})"
@@ -246,31 +271,46 @@ async def probe_entry(
     data: dict[str, object] = {"path": str(path)}
     if isinstance(url, str):
         data["url"] = url
-        what = f"the gateway at {url}"
-        start: Callable[[], Any] = lambda: _http_session(client, url, entry, environ)  # noqa: E731
-    else:
-        command = entry.get("command")
-        if not isinstance(command, str) or not command:
-            return _fail(check, "misconfigured", f"{where}: the entry has no command; {again}")
-        data["command"] = command
-        args = _strings(entry.get("args"))
-        if not Path(command).is_absolute():
-            message = f"{where} runs {command!r} by name, which a GUI host may not find; {again}"
-            return Finding(check, "warn", message, data=data)
-        if not (Path(command).is_file() and os.access(command, os.X_OK)):  # noqa: ASYNC240
-            message = f"{where} runs {command}, which is not there (is uv installed?); {again}"
-            return _fail(check, "misconfigured", message, **data)
-        missing = _missing_from_index(command, args, environ)
-        if missing is not None:
-            return _fail(check, "misconfigured", f"{where}: {missing}; {again}", **data)
-        what = " ".join([command, *args])
-        env = _host_env(client, entry, environ)
-        start = lambda: _stdio_session(command, args, env)  # noqa: E731
+
+        def connect() -> Coroutine[Any, Any, int]:
+            return _http_session(client, url, entry, environ)
+
+        return Start(client, check, where, again, f"the gateway at {url}", connect, None, data)
+    command = entry.get("command")
+    if not isinstance(command, str) or not command:
+        return _fail(check, "misconfigured", f"{where}: the entry has no command; {again}")
+    data["command"] = command
+    args = _strings(entry.get("args"))
+    if not Path(command).is_absolute():
+        message = f"{where} runs {command!r} by name, which a GUI host may not find; {again}"
+        return Finding(check, "warn", message, data=data)
+    if not (Path(command).is_file() and os.access(command, os.X_OK)):
+        message = f"{where} runs {command}, which is not there (is uv installed?); {again}"
+        return _fail(check, "misconfigured", message, **data)
+    try:
+        _check_index(command, args, environ)
+    except InstallError as error:
+        return _fail(check, "misconfigured", f"{where}: {error}; {again}", **data)
+    env = _host_env(client, entry, environ)
+
+    def run() -> Coroutine[Any, Any, int]:
+        return _stdio_session(command, args, env)
+
+    names = ", ".join(_strings(entry.get("env")) + _strings(entry.get("env_vars")))
+    return Start(client, check, where, again, " ".join([command, *args]), run, names, data)
+
+
+async def start_entry(start: Start) -> Finding:
+    """Starts the entry as the host would (its exact command with its env, or its URL with its
+    headers), completes the MCP handshake and lists the tools within the host's own start-up
+    limit. Anything that would fail in the host is a failure here, with the fix."""
+    host = HOSTS[start.client]
+    check, where, what, again, data = start.check, start.where, start.what, start.again, start.data
     limit = host.startup_seconds
     began = time.monotonic()
     try:
         with anyio.fail_after(limit):
-            tools = await start()
+            tools = await start.start()
     except TimeoutError:
         message = (
             f"{where}: {what} did not list its tools within {limit:g} s, {host.label}'s limit; "
@@ -278,34 +318,29 @@ async def probe_entry(
         )
         return _fail(check, "misconfigured", message, **data)
     except Exception as exc:  # whatever stops it, the host would fail the same way
-        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+        cause: BaseException = exc
+        while isinstance(cause, BaseExceptionGroup) and cause.exceptions:  # a task group's cause
+            cause = cause.exceptions[0]
+        reason = " ".join(str(cause).split())[:200] or type(cause).__name__
         message = (
             f"{where}: {what} did not start an MCP server ({reason}); run it in a terminal to "
             f"see why, or {again}"
         )
         return _fail(check, "misconfigured", message, **data)
     seconds = time.monotonic() - began
-    names = ", ".join(_strings(entry.get("env")) + _strings(entry.get("env_vars")))
-    message = f"{where}: {what} listed {tools} tools in {seconds:.1f} s (limit {limit:g} s)" + (
-        "" if isinstance(url, str) else f"; env: {names or 'none'}"
-    )
+    message = f"{where}: {what} listed {tools} tools in {seconds:.1f} s (limit {limit:g} s)"
+    if start.show_env is not None:
+        message += f"; env: {start.show_env or 'none'}"
     return Finding(check, "ok", message, data=data | {"seconds": round(seconds, 2), "tools": tools})
 
 
-def _missing_from_index(command: str, args: list[str], environ: Mapping[str, str]) -> str | None:
+def _check_index(command: str, args: list[str], environ: Mapping[str, str]) -> None:
     """For an entry that runs the release from a package index (`uvx [--default-index URL]
-    svc-mcp`): why the index cannot give it, else None."""
+    svc-mcp`): `InstallError` when the index cannot give it."""
     if Path(command).name != "uvx" or not args or args[-1] != PACKAGE or "--from" in args:
-        return None
+        return
     given = args[args.index("--default-index") + 1] if "--default-index" in args else None
-    index = index_url(given, environ)
-    try:
-        check_on_index(index)
-    except InstallError as error:
-        return str(error).split(", so the host")[0].split(" (no release")[0] + (
-            " (no release is published there)"
-        )
-    return None
+    check_on_index(index_url(given, environ))
 
 
 _REFERENCE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")

@@ -235,4 +235,4 @@ def test_doctor_fails_with_the_fix_on_entries_that_cannot_start(
     assert "run `svc-mcp install --client claude-code --scope user` again" in unpublished["message"]
     exits = findings["host.windsurf.user"]
     assert exits["status"] == "fail"
-    assert "did not start an MCP server" in exits["message"]
+    assert "did not start an MCP server (Connection closed)" in exits["message"]
