@@ -13,6 +13,7 @@ import pytest
 
 from svc_mcp.install import (
     CLIENTS,
+    ENV_KEYS,
     HOSTS,
     Client,
     InstallError,
@@ -707,3 +708,22 @@ def test_help_points_at_what_the_user_has(run_cli: RunCli) -> None:
     for option in ("--source", "--http", "--http-token", "--index-url", "--uv ", "--env-refs"):
         assert option in install.stdout
     assert "install/README.md" not in install.stdout  # not in a wheel
+
+
+def test_env_takes_every_variable_the_server_reads(fake_home: Home, run_cli: RunCli) -> None:
+    result = run_cli(
+        "install",
+        "--client",
+        "gemini",
+        *SRC,
+        "--env",
+        "SSL_CERT_FILE=/etc/ssl/corp.pem",
+        "--env",
+        "SVC_MCP_TIMEOUT_SECONDS=20",
+        env=TOKENS,
+    )
+    assert result.returncode == 0, result.stderr
+    env = servers_of("gemini", fake_home.user_file("gemini"))["svc"]["env"]
+    # Gemini CLI passes a variable named like *TOKEN* or *CERT* only when the entry lists it.
+    assert env == TOKENS | {"SSL_CERT_FILE": "/etc/ssl/corp.pem", "SVC_MCP_TIMEOUT_SECONDS": "20"}
+    assert list(env) == [key for key in ENV_KEYS if key in env]
