@@ -18,6 +18,7 @@ import typer
 from portal_tools.exits import fail
 from svc_mcp.install import (
     ENV_KEYS,
+    GATEWAY_TOKEN_VARIABLE,
     HOSTS,
     Change,
     Client,
@@ -282,8 +283,10 @@ def _report_install(
     stored = "would be stored" if printed else "is stored" if one else "are stored"
     them = "it" if one else "them"
     advice = (
-        f"{host.label} can take {them} from its own environment instead: add --env-refs to write "
-        "a reference, not the value"
+        f"{host.label} can take it from its own environment instead: drop --http-token plain"
+        if GATEWAY_TOKEN_VARIABLE in secrets
+        else f"{host.label} can take {them} from its own environment instead: add --env-refs to "
+        "write a reference, not the value"
         if host.takes_references
         else f"{host.label} cannot read variables from its environment, so keep this file private"
     )

@@ -727,3 +727,37 @@ def test_env_takes_every_variable_the_server_reads(fake_home: Home, run_cli: Run
     # Gemini CLI passes a variable named like *TOKEN* or *CERT* only when the entry lists it.
     assert env == TOKENS | {"SSL_CERT_FILE": "/etc/ssl/corp.pem", "SVC_MCP_TIMEOUT_SECONDS": "20"}
     assert list(env) == [key for key in ENV_KEYS if key in env]
+
+
+@pytest.mark.parametrize("client", ["codex", "cursor"])
+def test_a_plain_gateway_token_is_asked_for_named_and_kept_private(
+    client: Client, fake_home: Home, run_cli: RunCli
+) -> None:
+    url = "http://127.0.0.1:8765/mcp"
+    unset = run_cli("install", "--client", client, "--http", url, "--http-token", "plain")
+    assert unset.returncode == 2
+    assert "--http-token plain writes SVC_MCP_GATEWAY_TOKEN: set it first" in unset.stderr
+    token = "gateway-secret-0123456789abcdef0123456789"
+    result = run_cli(
+        "install",
+        "--client",
+        client,
+        "--http",
+        url,
+        "--http-token",
+        "plain",
+        env={"SVC_MCP_GATEWAY_TOKEN": token},
+    )
+    assert result.returncode == 0, result.stderr
+    assert token not in result.stderr + result.stdout
+    assert "warning: SVC_MCP_GATEWAY_TOKEN is stored in plain text" in result.stderr
+    assert "drop --http-token plain" in result.stderr
+    path = fake_home.user_file(client)
+    assert path.stat().st_mode & 0o777 == 0o600
+    entry = servers_of(client, path)["svc"]
+    headers = entry["http_headers"] if client == "codex" else entry["headers"]
+    assert headers == {"Authorization": f"Bearer {token}"}
+    bare = run_cli("install", "--client", client, "--http", url, "--http-token", "none")
+    assert bare.returncode == 0, bare.stderr
+    assert "headers" not in servers_of(client, path)["svc"]
+    assert "http_headers" not in servers_of(client, path)["svc"]
