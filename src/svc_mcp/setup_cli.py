@@ -271,10 +271,10 @@ def _report_install(
     else:
         _say(f"installed {name!r} for {host.label} in {change.path}{_backup_note(change)}")
         _say(f"restart {host.label} (or reload its MCP servers) to start it")
-        if client == "gemini" and scope == "project":
+        if client == "gemini":
             _say(
-                "Gemini CLI starts a project's servers only in a trusted folder: run `gemini` "
-                "here and trust it (or /permissions)"
+                "Gemini CLI connects MCP servers only in a trusted folder: start `gemini` in your "
+                "project folder and trust it when asked (or /permissions)"
             )
     _mode_note(change)
     if not secrets:

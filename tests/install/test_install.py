@@ -761,3 +761,12 @@ def test_a_plain_gateway_token_is_asked_for_named_and_kept_private(
     assert bare.returncode == 0, bare.stderr
     assert "headers" not in servers_of(client, path)["svc"]
     assert "http_headers" not in servers_of(client, path)["svc"]
+
+
+def test_gemini_installs_say_to_trust_the_folder(fake_home: Home, run_cli: RunCli) -> None:
+    for scope in ("user", "project"):
+        result = run_cli("install", "--client", "gemini", "--scope", scope, *SRC)
+        assert result.returncode == 0, result.stderr
+        assert "Gemini CLI connects MCP servers only in a trusted folder" in result.stderr
+    other = run_cli("install", "--client", "cursor", *SRC)
+    assert "trusted folder" not in other.stderr
