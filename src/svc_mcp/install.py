@@ -233,18 +233,28 @@ def need(path: str | None, name: str, option: str | None, *, check: bool = True)
     if not Path(path).is_absolute():
         raise InstallError(f"{name} must be given by its absolute path, not {path!r}")
     if check and not (Path(path).is_file() and os.access(path, os.X_OK)):
+        fix = f"install uv{how}" if option else "reinstall svc-mcp or pass --source"
         raise InstallError(
-            f"{name} at {path} is not an executable file; the host could not "
-            f"start it: install uv{how}"
+            f"{name} at {path} is not an executable file; the host could not start it: {fix}"
         )
     return path
 
 
 def index_url(option: str | None, environ: Mapping[str, str]) -> str:
-    """The package index `--source pypi` uses: --index-url, else uv's or pip's variable."""
-    if option:
-        return option
-    return next((environ[name] for name in INDEX_VARIABLES if environ.get(name)), DEFAULT_INDEX)
+    """The package index `--source pypi` uses: --index-url, else uv's or pip's variable.
+
+    An index URL that carries a user name or password is refused: it would be written into the
+    host's file and shown in messages; uvx reads such an index from the host's environment."""
+    index = option or next(
+        (environ[name] for name in INDEX_VARIABLES if environ.get(name)), DEFAULT_INDEX
+    )
+    if "@" in index.partition("://")[2].partition("/")[0]:
+        raise InstallError(
+            "the package index URL carries credentials (user@host), which would be written into "
+            "the host's file; give the host UV_INDEX_URL in its own environment and pass "
+            "--index-url with the index's URL without them"
+        )
+    return index
 
 
 def check_on_index(index: str, package: str = PACKAGE) -> None:

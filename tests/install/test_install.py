@@ -770,3 +770,24 @@ def test_gemini_installs_say_to_trust_the_folder(fake_home: Home, run_cli: RunCl
         assert "Gemini CLI connects MCP servers only in a trusted folder" in result.stderr
     other = run_cli("install", "--client", "cursor", *SRC)
     assert "trusted folder" not in other.stderr
+
+
+def test_an_index_url_with_credentials_is_never_written_or_shown(
+    fake_home: Home, run_cli: RunCli
+) -> None:
+    secret = "index-password-0123456789"
+    index = f"https://ann:{secret}@pypi.example/simple"
+    result = run_cli(
+        "install",
+        "--client",
+        "cursor",
+        "--source",
+        "pypi",
+        "--uvx",
+        UVX,
+        env={"UV_INDEX_URL": index},
+    )
+    assert result.returncode == 2
+    assert "the package index URL carries credentials" in result.stderr
+    assert secret not in result.stderr + result.stdout
+    assert not fake_home.user_file("cursor").exists()
