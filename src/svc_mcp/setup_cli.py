@@ -148,6 +148,19 @@ def install(
         name = check_server_name(name)
         inputs: list[dict[str, Any]] = []
         if http is not None:
+            local = {
+                "--env": bool(env),
+                "--env-refs": env_refs is not None,
+                "--source": source != "here",
+                "--uvx": uvx is not None,
+                "--uv": uv is not None,
+                "--index-url": index_url is not None,
+            }
+            if given := [option for option, value in local.items() if value]:
+                raise InstallError(
+                    f"{', '.join(given)} shape a local entry; with --http the host connects to "
+                    "the gateway, which reads its own environment: drop them"
+                )
             entry, inputs = http_entry(client, http, http_token, os.environ)
         else:
             entry = _stdio_entry(

@@ -791,3 +791,13 @@ def test_an_index_url_with_credentials_is_never_written_or_shown(
     assert "the package index URL carries credentials" in result.stderr
     assert secret not in result.stderr + result.stdout
     assert not fake_home.user_file("cursor").exists()
+
+
+def test_http_refuses_the_options_of_a_local_entry(fake_home: Home, run_cli: RunCli) -> None:
+    url = "http://127.0.0.1:8765/mcp"
+    result = run_cli("install", "--client", "cursor", "--http", url, "--env", "PORTAL_API_BASE=x")
+    assert result.returncode == 2
+    assert (
+        "--env shape a local entry; with --http the host connects to the gateway" in result.stderr
+    )
+    assert not fake_home.user_file("cursor").exists()
