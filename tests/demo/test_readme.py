@@ -7,7 +7,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 # A venv of its own first: the system pip refuses installs on an externally managed Python.
-SET_UP = "python3 -m venv .venv && .venv/bin/pip install -q uv"
+SET_UP = (
+    "python3 -m venv --without-pip .venv && python3 -m pip --python .venv/bin/python install -q uv"
+)
 DEMO_COMMAND = f"{SET_UP} && .venv/bin/uv run svc-mcp demo"
 TEST_COMMAND = f"{SET_UP} && .venv/bin/uv run --locked --extra dev scripts/check.py"
 
