@@ -251,6 +251,21 @@ class Start:
     """Starts it, completes the handshake and returns how many tools it lists."""
     show_env: str | None
     data: dict[str, object]
+    limit: float
+    """The host's start-up limit for this entry, in seconds."""
+
+
+def startup_limit(client: Client, entry: Mapping[str, Any], environ: Mapping[str, str]) -> float:
+    """How long the host waits for the entry: Codex's `startup_timeout_sec` in the entry, Claude
+    Code's `MCP_TIMEOUT` (milliseconds) in its environment, else the host's default."""
+    value: object = None
+    if client == "codex":
+        value = entry.get("startup_timeout_sec")
+    elif client == "claude-code" and environ.get("MCP_TIMEOUT", "").strip().isdigit():
+        value = int(environ["MCP_TIMEOUT"]) / 1000
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return HOSTS[client].startup_seconds
 
 
 def prepare_entry(
@@ -275,7 +290,9 @@ def prepare_entry(
         def connect() -> Coroutine[Any, Any, int]:
             return _http_session(client, url, entry, environ)
 
-        return Start(client, check, where, again, f"the gateway at {url}", connect, None, data)
+        what = f"the gateway at {url}"
+        limit = startup_limit(client, entry, environ)
+        return Start(client, check, where, again, what, connect, None, data, limit)
     command = entry.get("command")
     if not isinstance(command, str) or not command:
         return _fail(check, "misconfigured", f"{where}: the entry has no command; {again}")
@@ -297,7 +314,9 @@ def prepare_entry(
         return _stdio_session(command, args, env)
 
     names = ", ".join(_strings(entry.get("env")) + _strings(entry.get("env_vars")))
-    return Start(client, check, where, again, " ".join([command, *args]), run, names, data)
+    what = " ".join([command, *args])
+    limit = startup_limit(client, entry, environ)
+    return Start(client, check, where, again, what, run, names, data, limit)
 
 
 async def start_entry(start: Start) -> Finding:
@@ -306,7 +325,7 @@ async def start_entry(start: Start) -> Finding:
     limit. Anything that would fail in the host is a failure here, with the fix."""
     host = HOSTS[start.client]
     check, where, what, again, data = start.check, start.where, start.what, start.again, start.data
-    limit = host.startup_seconds
+    limit = start.limit
     began = time.monotonic()
     try:
         with anyio.fail_after(limit):

@@ -217,6 +217,13 @@ def test_doctor_fails_with_the_fix_on_entries_that_cannot_start(
         path = fake_home.user_file(client)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"mcpServers": {"svc": entry}}))
+    # Codex waits `startup_timeout_sec` for a server that starts but never answers.
+    slow = fake_home.home / "bin" / "slow"
+    slow.write_text("#!/bin/sh\nexec sleep 30\n")
+    slow.chmod(0o755)
+    codex = fake_home.user_file("codex")
+    codex.parent.mkdir(parents=True)
+    codex.write_text(f'[mcp_servers.svc]\ncommand = "{slow}"\nstartup_timeout_sec = 0.5\n')
     doctor = run_cli(
         "doctor", "--toolsets", "portal", "--json", env={"PORTAL_API_BASE": "http://127.0.0.1:9"}
     )
@@ -233,6 +240,9 @@ def test_doctor_fails_with_the_fix_on_entries_that_cannot_start(
         in unpublished["message"]
     )
     assert "run `svc-mcp install --client claude-code --scope user` again" in unpublished["message"]
+    timed_out = findings["host.codex.user"]
+    assert timed_out["status"] == "fail"
+    assert "did not list its tools within 0.5 s, Codex's limit" in timed_out["message"]
     exits = findings["host.windsurf.user"]
     assert exits["status"] == "fail"
     assert "did not start an MCP server (Connection closed)" in exits["message"]
