@@ -16,7 +16,7 @@ INSTALL = ROOT / "install"
 FIXED_INPUTS = (
     "--print",
     "--source",
-    "pypi",
+    "github",
     "--uvx",
     "/usr/local/bin/uvx",
     "--env",
