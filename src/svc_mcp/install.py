@@ -207,6 +207,13 @@ def launch_command(
                 f"cannot find this installation's {PACKAGE} command beside {sys.executable}; "
                 "pass --source pypi, github or local"
             )
+        if any(part.startswith("archive-v") for part in Path(runners.script).parts):
+            # `uvx svc-mcp install` runs from uv's cache, which uv may clear at any time.
+            raise InstallError(
+                f"this {PACKAGE} runs from uv's cache (uvx), which uv may clear, so a host could "
+                f"not rely on it: install it first (`uv tool install {PACKAGE}` or a venv) and run "
+                "install from there, or pass --source github"
+            )
         return [need(runners.script, PACKAGE, None, check=check)]
     if source == "local":
         if runners.checkout is None:

@@ -18,9 +18,11 @@ from svc_mcp.install import (
     Client,
     InstallError,
     Platform,
+    Runners,
     Scope,
     config_path,
     find_checkout,
+    launch_command,
     read_entry,
     strip_jsonc,
 )
@@ -801,3 +803,19 @@ def test_http_refuses_the_options_of_a_local_entry(fake_home: Home, run_cli: Run
         "--env shape a local entry; with --http the host connects to the gateway" in result.stderr
     )
     assert not fake_home.user_file("cursor").exists()
+
+
+def test_here_from_uvx_cache_is_refused(tmp_path: Path) -> None:
+    script = tmp_path / "uv" / "archive-v0" / "Xk3" / "bin" / "svc-mcp"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    with pytest.raises(InstallError, match=r"runs from uv's cache \(uvx\), which uv may clear"):
+        launch_command("here", Runners(script=str(script)))
+    venv = tmp_path / "venv" / "bin" / "svc-mcp"
+    venv.parent.mkdir(parents=True)
+    venv.write_text("#!/bin/sh\n")
+    venv.chmod(0o755)
+    assert launch_command("here", Runners(script=str(venv))) == [str(venv)]
+    with pytest.raises(InstallError, match="cannot find this installation's svc-mcp command"):
+        launch_command("here", Runners())
