@@ -452,7 +452,9 @@ def _check_url(url: str) -> None:
         )
 
 
-_REFERENCE = re.compile(r"\$\{[^}]+\}|\$[A-Za-z_]")
+# A whole value that names a variable (`${NAME}`, `${env:NAME}`, `${input:id}`, Gemini's `$NAME`),
+# possibly after "Bearer ": anything else holds a value, which may be a token.
+_REFERENCE = re.compile(r"(?:Bearer )?(?:\$\{[^}\s]+\}|\$[A-Za-z_][A-Za-z0-9_]*)")
 
 
 def plain_secrets(client: Client, entry: Mapping[str, Any]) -> list[str]:
@@ -464,12 +466,12 @@ def plain_secrets(client: Client, entry: Mapping[str, Any]) -> list[str]:
         if key in SECRET_KEYS
         and isinstance(env, Mapping)
         and isinstance(env.get(key), str)
-        and not _REFERENCE.search(env[key])
+        and not _REFERENCE.fullmatch(env[key])
     ]
     for table in ("headers", "http_headers"):
         headers = entry.get(table)
         if isinstance(headers, Mapping) and any(
-            isinstance(v, str) and not _REFERENCE.search(v) for v in headers.values()
+            isinstance(v, str) and not _REFERENCE.fullmatch(v) for v in headers.values()
         ):
             names.append(GATEWAY_TOKEN_VARIABLE)
     return names

@@ -23,6 +23,7 @@ from svc_mcp.install import (
     config_path,
     find_checkout,
     launch_command,
+    plain_secrets,
     read_entry,
     strip_jsonc,
 )
@@ -819,3 +820,20 @@ def test_here_from_uvx_cache_is_refused(tmp_path: Path) -> None:
     assert launch_command("here", Runners(script=str(venv))) == [str(venv)]
     with pytest.raises(InstallError, match="cannot find this installation's svc-mcp command"):
         launch_command("here", Runners())
+
+
+@pytest.mark.parametrize(
+    ("value", "plain"),
+    [
+        ("${SERVICE_API_TOKEN}", False),
+        ("${env:SERVICE_API_TOKEN}", False),
+        ("$SERVICE_API_TOKEN", False),
+        ("$ecret-looking-token-${x}", True),
+        ("abc${SERVICE_API_TOKEN}", True),
+        ("tok", True),
+    ],
+)
+def test_only_a_whole_reference_counts_as_no_secret(value: str, plain: bool) -> None:
+    entry = {"env": {"SERVICE_API_TOKEN": value}, "headers": {"Authorization": f"Bearer {value}"}}
+    expected = ["SERVICE_API_TOKEN", "SVC_MCP_GATEWAY_TOKEN"] if plain else []
+    assert plain_secrets("gemini", entry) == expected
