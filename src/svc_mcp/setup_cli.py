@@ -73,7 +73,13 @@ ConfigOption = Annotated[
 ]
 
 
-@app.command()
+MORE = (
+    "Which source to pick, every host's form, and what doctor checks: "
+    "https://github.com/svc-mcp/svc-mcp#readme (install/README.md in a checkout)."
+)
+
+
+@app.command(epilog=MORE)
 def install(
     client: ClientOption,
     source: Annotated[
@@ -235,7 +241,7 @@ def uninstall(
     _mode_note(change)
 
 
-@app.command()
+@app.command(epilog=MORE)
 def doctor(
     toolsets: Annotated[
         str,

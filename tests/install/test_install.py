@@ -710,7 +710,8 @@ def test_help_points_at_what_the_user_has(run_cli: RunCli) -> None:
     assert install.returncode == 0
     for option in ("--source", "--http", "--http-token", "--index-url", "--uv ", "--env-refs"):
         assert option in install.stdout
-    assert "install/README.md" not in install.stdout  # not in a wheel
+    # A wheel holds no install/README.md: the help names the published README first.
+    assert "https://github.com/svc-mcp/svc-mcp#readme" in install.stdout
 
 
 def test_env_takes_every_variable_the_server_reads(fake_home: Home, run_cli: RunCli) -> None:
