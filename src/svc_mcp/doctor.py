@@ -224,17 +224,11 @@ def host_findings(
     prepared = [prepare_entry(*item, environ=environ) for item in found]
 
     async def probe_all() -> list[Finding]:
-        return list(
-            await asyncio.gather(
-                *(_done(p) if isinstance(p, Finding) else start_entry(p) for p in prepared)
-            )
-        )
+        # One at a time, as a host starts its own: entries starting side by side would share the
+        # machine and report times the host never sees.
+        return [p if isinstance(p, Finding) else await start_entry(p) for p in prepared]
 
     return asyncio.run(probe_all())
-
-
-async def _done(finding: Finding) -> Finding:
-    return finding
 
 
 @dataclass(frozen=True)

@@ -132,6 +132,15 @@ def test_every_stdio_entry_starts_from_the_wheel_and_the_checkout(
 
     for names in asyncio.run(all_hosts()):
         assert names == TOOL_NAMES
+    if origin == "wheel":  # doctor starts each the same way, within each host's limit
+        doctor = run_cli("doctor", "--toolsets", "portal", "--json", env=backend)
+        findings = [json.loads(line) for line in doctor.stdout.splitlines()]
+        hosts = [f for f in findings if f["check"].startswith("host.")]
+        assert [f["check"] for f in hosts] == [f"host.{c}.user" for c in CLIENTS]
+        for finding in hosts:
+            assert (finding["status"], finding["tools"]) == ("ok", len(TOOL_NAMES)), finding
+            assert finding["seconds"] < HOSTS[finding["check"].split(".")[1]].startup_seconds
+        assert portal.tokens["auditor"] not in doctor.stdout + doctor.stderr
 
 
 @pytest.fixture(scope="module")
