@@ -126,7 +126,7 @@ def build_mcpb(out: Path) -> Path:
     bundle = out / f"svc-mcp-{project()['version']}.mcpb"
     with zipfile.ZipFile(bundle, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("manifest.json", json.dumps(mcpb_manifest(), indent=2) + "\n")
-        for name in ("pyproject.toml", "README.md", "LICENSE"):
+        for name in ("pyproject.toml", "uv.lock", "README.md", "LICENSE"):
             archive.write(ROOT / name, name)
         for package in ("src/svc_mcp", "src/portal_tools", "server_stub"):
             for path in sorted((ROOT / package).rglob("*")):

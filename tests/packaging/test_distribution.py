@@ -56,7 +56,7 @@ def test_the_mcpb_bundle_is_built_with_a_valid_manifest(tmp_path: Path) -> None:
     assert list(validator.iter_errors(manifest)) == []
     assert manifest["$schema"].endswith("/mcpb-manifest-v0.4.schema.json")
     assert manifest["server"]["entry_point"] in names
-    assert {"pyproject.toml", "LICENSE", "server_stub/cli.py"} <= names
+    assert {"pyproject.toml", "uv.lock", "LICENSE", "server_stub/cli.py"} <= names
     env = manifest["server"]["mcp_config"]["env"]
     assert list(env) == list(ENV_KEYS)
     for value in env.values():
