@@ -247,6 +247,8 @@ class Start:
     data: dict[str, object]
     limit: float
     """The host's start-up limit for this entry, in seconds."""
+    fix: str
+    """What to do when it does not start."""
 
 
 def startup_limit(client: Client, entry: Mapping[str, Any], environ: Mapping[str, str]) -> float:
@@ -286,7 +288,11 @@ def prepare_entry(
 
         what = f"the gateway at {url}"
         limit = startup_limit(client, entry, environ)
-        return Start(client, check, where, again, what, connect, None, data, limit)
+        fix = (
+            f"start it (`svc-mcp --http`) and check the URL and {GATEWAY_TOKEN_VARIABLE} in the "
+            f"host's environment, or {again}"
+        )
+        return Start(client, check, where, again, what, connect, None, data, limit, fix)
     command = entry.get("command")
     if not isinstance(command, str) or not command:
         return _fail(check, "misconfigured", f"{where}: the entry has no command; {again}")
@@ -310,7 +316,8 @@ def prepare_entry(
     names = ", ".join(_strings(entry.get("env")) + _strings(entry.get("env_vars")))
     what = " ".join([command, *args])
     limit = startup_limit(client, entry, environ)
-    return Start(client, check, where, again, what, run, names, data, limit)
+    fix = f"run it in a terminal to see why, or {again}"
+    return Start(client, check, where, again, what, run, names, data, limit, fix)
 
 
 async def start_entry(start: Start) -> Finding:
@@ -318,7 +325,7 @@ async def start_entry(start: Start) -> Finding:
     headers), completes the MCP handshake and lists the tools within the host's own start-up
     limit. Anything that would fail in the host is a failure here, with the fix."""
     host = HOSTS[start.client]
-    check, where, what, again, data = start.check, start.where, start.what, start.again, start.data
+    check, where, what, data = start.check, start.where, start.what, start.data
     limit = start.limit
     began = time.monotonic()
     try:
@@ -327,7 +334,7 @@ async def start_entry(start: Start) -> Finding:
     except TimeoutError:
         message = (
             f"{where}: {what} did not list its tools within {limit:g} s, {host.label}'s limit; "
-            f"run it in a terminal to see why, or {again} (the default source starts fastest)"
+            f"{start.fix} (the default source starts fastest)"
         )
         return _fail(check, "misconfigured", message, **data)
     except Exception as exc:  # whatever stops it, the host would fail the same way
@@ -335,10 +342,7 @@ async def start_entry(start: Start) -> Finding:
         while isinstance(cause, BaseExceptionGroup) and cause.exceptions:  # a task group's cause
             cause = cause.exceptions[0]
         reason = " ".join(str(cause).split())[:200] or type(cause).__name__
-        message = (
-            f"{where}: {what} did not start an MCP server ({reason}); run it in a terminal to "
-            f"see why, or {again}"
-        )
+        message = f"{where}: {what} did not answer as an MCP server ({reason}); {start.fix}"
         return _fail(check, "misconfigured", message, **data)
     seconds = time.monotonic() - began
     message = f"{where}: {what} listed {tools} tools in {seconds:.1f} s (limit {limit:g} s)"
@@ -409,19 +413,32 @@ async def _http_session(
         str(key): _expand(str(value), environ, dollar=client == "gemini")
         for key, value in _items(entry.get("headers")) + _items(entry.get("http_headers"))
     }
+    token = environ.get(GATEWAY_TOKEN_VARIABLE, "")
     for key, value in headers.items():
         # VS Code prompts for its password input; doctor takes it from the environment.
-        headers[key] = re.sub(r"\$\{input:[^}]*\}", environ.get(GATEWAY_TOKEN_VARIABLE, ""), value)
+        headers[key] = re.sub(r"\$\{input:[^}]*\}", lambda _: token, value)
     bearer = entry.get("bearer_token_env_var")
     if isinstance(bearer, str):
         headers["Authorization"] = f"Bearer {environ.get(bearer, '')}"
-    async with (
-        httpx2.AsyncClient(headers=headers) as http,
-        streamable_http_client(url, http_client=http) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
-        return len((await session.list_tools()).tools)
+    statuses: list[int] = []
+
+    async def record(response: httpx2.Response) -> None:
+        statuses.append(response.status_code)
+
+    try:
+        async with (
+            httpx2.AsyncClient(headers=headers, event_hooks={"response": [record]}) as http,
+            streamable_http_client(url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return len((await session.list_tools()).tools)
+    except Exception:
+        refused = {401: "the gateway refused the token: HTTP 401", 403: "HTTP 403"}
+        status = next((code for code in statuses if code >= 400), None)
+        if status is None:
+            raise
+        raise RuntimeError(refused.get(status, f"HTTP {status}")) from None
 
 
 def _items(value: object) -> list[tuple[object, object]]:

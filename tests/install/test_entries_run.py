@@ -194,6 +194,18 @@ def test_every_http_entry_reaches_the_gateway_with_its_token(
         assert findings[f"host.{client}.user"]["status"] == "ok", findings
         assert findings[f"host.{client}.user"]["tools"] == len(TOOL_NAMES)
     assert GATEWAY_TOKEN not in doctor.stdout + doctor.stderr
+    wrong = "wrong-gateway-token-00000000000000000000"
+    refused = run_cli(
+        "doctor", "--toolsets", "portal", "--json", env={"SVC_MCP_GATEWAY_TOKEN": wrong}
+    )
+    findings = {f["check"]: f for f in map(json.loads, refused.stdout.splitlines())}
+    assert refused.returncode != 0
+    for client in remote:
+        finding = findings[f"host.{client}.user"]
+        assert (finding["status"], finding["kind"]) == ("fail", "misconfigured")
+        assert "(the gateway refused the token: HTTP 401)" in finding["message"]
+        assert "check the URL and SVC_MCP_GATEWAY_TOKEN" in finding["message"]
+    assert wrong not in refused.stdout + refused.stderr
 
     refused = run_cli("install", "--client", "claude", "--http", url)
     assert refused.returncode == 2
@@ -221,6 +233,7 @@ def test_doctor_fails_with_the_fix_on_entries_that_cannot_start(
             "args": ["--default-index", fake_index.without_package, "svc-mcp"],
         },
         "windsurf": {"command": str(uvx), "args": ["--from", "git+https://x/y", "svc-mcp"]},
+        "gemini": {"httpUrl": f"http://127.0.0.1:{free_port()}/mcp"},  # no gateway there
     }
     for client, entry in entries.items():
         path = fake_home.user_file(client)
@@ -249,9 +262,16 @@ def test_doctor_fails_with_the_fix_on_entries_that_cannot_start(
         in unpublished["message"]
     )
     assert "run `svc-mcp install --client claude-code --scope user` again" in unpublished["message"]
+    down = findings["host.gemini.user"]
+    assert down["status"] == "fail"
+    assert "did not answer as an MCP server" in down["message"]
+    assert (
+        "start it (`svc-mcp --http`) and check the URL and SVC_MCP_GATEWAY_TOKEN" in down["message"]
+    )
     timed_out = findings["host.codex.user"]
     assert timed_out["status"] == "fail"
     assert "did not list its tools within 0.5 s, Codex's limit" in timed_out["message"]
     exits = findings["host.windsurf.user"]
     assert exits["status"] == "fail"
-    assert "did not start an MCP server (Connection closed)" in exits["message"]
+    assert "did not answer as an MCP server (Connection closed)" in exits["message"]
+    assert "run it in a terminal to see why" in exits["message"]
