@@ -76,6 +76,11 @@ def serve(
         raise _fail(str(exc)) from None
     if settings.db_path is None:
         raise _fail("no database: pass --db PATH or set SERVICE_DB_PATH")
+    if not settings.db_path.is_file():
+        raise _fail(
+            f"no database at {settings.db_path}: check the path, or create one with "
+            f"`svc-stub demo-data service --db {settings.db_path}`"
+        )
     for warning in warnings:
         typer.echo(warning, err=True)
     try:

@@ -38,6 +38,11 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def _main(args: list[str]) -> None:
+    if args[:1] in (["--version"], ["-V"]):
+        from importlib.metadata import version
+
+        print(f"{PROG} {version('svc-mcp')}")
+        return
     if args[:1] == ["portal"]:
         _run_portal(args[1:])
         return
@@ -167,8 +172,13 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="MCP tools for the service portal (and the data service): serve them over "
         "stdio or HTTP, list them, or call one from the shell.",
-        epilog="Exit codes and the gateway: docs/mcp.md.",
+        epilog=f"Set it up in an MCP host: {PROG} install --help; check it: {PROG} doctor.\n"
+        "Exit codes, the gateway and every host: https://github.com/svc-mcp/svc-mcp#readme\n"
+        "(README.md, docs/mcp.md and install/README.md in a checkout).",
+        # The epilog's lines as written: argparse would break the URL at a hyphen.
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("-V", "--version", action="store_true", help="print the version and exit")
     _add_selection(parser, defaults=True)
     http = parser.add_argument_group("serving over streamable HTTP (instead of stdio)")
     http.add_argument("--http", action="store_true", help="serve streamable HTTP")

@@ -118,6 +118,10 @@ class BearerGate:
         self.token = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith("/.well-known/oauth-"):
+            # No OAuth here: a 401 would start a client's OAuth discovery that cannot succeed.
+            await JSONResponse({"error": "not_found"}, status_code=404)(scope, receive, send)
+            return
         if scope["type"] == "lifespan" or self._authorized(scope):
             await self.app(scope, receive, send)
             return

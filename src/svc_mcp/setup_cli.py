@@ -11,31 +11,38 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from portal_tools.exits import fail
 from svc_mcp.install import (
     ENV_KEYS,
+    GATEWAY_TOKEN_VARIABLE,
     HOSTS,
     Change,
     Client,
     InstallError,
+    Runners,
     Scope,
     Source,
+    TokenMode,
     apply,
+    check_on_index,
     check_server_name,
     config_path,
     current_platform,
     find_checkout,
-    find_uvx,
+    http_entry,
+    index_url,
     install_env,
     launch_command,
     plain_secrets,
     plan_install,
     plan_uninstall,
+    remove_backup,
     server_entry,
+    this_installation,
 )
 
 PROG = "svc-mcp"
@@ -49,7 +56,12 @@ app = typer.Typer(
 )
 
 ClientOption = Annotated[
-    Client, typer.Option("--client", help="The MCP host (see install/README.md).")
+    Client,
+    typer.Option(
+        "--client",
+        help="The MCP host: claude (Claude Desktop), claude-code, cursor, vscode, windsurf, "
+        "gemini (Gemini CLI), codex.",
+    ),
 ]
 ScopeOption = Annotated[
     Scope, typer.Option("--scope", help="Your user configuration, or this project's.")
@@ -61,13 +73,39 @@ ConfigOption = Annotated[
 ]
 
 
-@app.command()
+MORE = (
+    "Which source to pick, every host's form, and what doctor checks: "
+    "https://github.com/svc-mcp/svc-mcp#readme (install/README.md in a checkout)."
+)
+
+
+@app.command(epilog=MORE)
 def install(
     client: ClientOption,
     source: Annotated[
         Source,
-        typer.Option(help="Run the release from PyPI, the GitHub main branch, or this checkout."),
-    ] = "pypi",
+        typer.Option(
+            help="What the entry runs. here (default): this installation (its svc-mcp, or "
+            "`uv run --project` for a checkout); pypi: the release on the package index (checked "
+            "first); github: the main branch; local: the checkout you run this from."
+        ),
+    ] = "here",
+    http: Annotated[
+        str | None,
+        typer.Option(
+            "--http",
+            metavar="URL",
+            help="Connect to a running `svc-mcp --http` gateway at URL instead of starting a "
+            "server (not for Claude Desktop).",
+        ),
+    ] = None,
+    http_token: Annotated[
+        TokenMode,
+        typer.Option(
+            help="With --http: SVC_MCP_GATEWAY_TOKEN as a reference the host resolves (ref; a "
+            "password prompt in VS Code), its value (plain), or no token (none).",
+        ),
+    ] = "ref",  # noqa: S107 (a mode, not a token)
     scope: ScopeOption = "user",
     name: NameOption = "svc",
     env: Annotated[
@@ -76,37 +114,65 @@ def install(
             "--env",
             metavar="KEY=VALUE",
             help=f"Set one of {', '.join(ENV_KEYS)} (default: their values in this "
-            "environment); KEY= leaves it "
-            "out. Repeatable.",
+            "environment); KEY= leaves it out. Repeatable.",
         ),
     ] = None,
     env_refs: Annotated[
-        bool,
+        bool | None,
         typer.Option(
-            "--env-refs",
+            "--env-refs/--no-env-refs",
             help="Write the tokens as references the host expands from its own environment, "
-            "not as plain text (not for Claude Desktop).",
+            "not as plain text (default: on for --scope project; not for Claude Desktop).",
+            show_default=False,
         ),
-    ] = False,
+    ] = None,
     print_only: Annotated[
         bool, typer.Option("--print", help="Print the file that would be written; write nothing.")
     ] = False,
     config: ConfigOption = None,
     uvx: Annotated[
         str | None,
-        typer.Option("--uvx", help="uvx's absolute path (default: the uvx on PATH)."),
+        typer.Option("--uvx", help="uvx's absolute path, for pypi and github (default: on PATH)."),
+    ] = None,
+    uv: Annotated[
+        str | None,
+        typer.Option("--uv", help="uv's absolute path, for a checkout (default: on PATH)."),
+    ] = None,
+    index_url: Annotated[
+        str | None,
+        typer.Option(
+            "--index-url",
+            metavar="URL",
+            help="The package index --source pypi checks and runs from (default: "
+            "UV_DEFAULT_INDEX, UV_INDEX_URL or PIP_INDEX_URL, else PyPI).",
+        ),
     ] = None,
 ) -> None:
     """Add svc-mcp to an MCP host's configuration (merged: nothing else in the file changes)."""
     try:
-        checkout = (
-            find_checkout([Path(__file__).resolve().parent, Path.cwd()])
-            if source == "local"
-            else None
-        )
-        command = launch_command(source, uvx or find_uvx(), checkout)
-        entry = server_entry(client, command, install_env(env or [], os.environ), env_refs=env_refs)
-        change = plan_install(client, _path(client, scope, config), check_server_name(name), entry)
+        path = _path(client, scope, config)
+        name = check_server_name(name)
+        inputs: list[dict[str, Any]] = []
+        if http is not None:
+            local = {
+                "--env": bool(env),
+                "--env-refs": env_refs is not None,
+                "--source": source != "here",
+                "--uvx": uvx is not None,
+                "--uv": uv is not None,
+                "--index-url": index_url is not None,
+            }
+            if given := [option for option, value in local.items() if value]:
+                raise InstallError(
+                    f"{', '.join(given)} shape a local entry; with --http the host connects to "
+                    "the gateway, which reads its own environment: drop them"
+                )
+            entry, inputs = http_entry(client, http, http_token, os.environ)
+        else:
+            entry = _stdio_entry(
+                client, source, scope, env or [], env_refs, uvx, uv, index_url, check=not print_only
+            )
+        change = plan_install(client, path, name, entry, inputs)
         if print_only:
             sys.stdout.write(change.text)
         else:
@@ -114,6 +180,40 @@ def install(
     except InstallError as error:
         fail(PROG, error.kind, str(error))
     _report_install(client, scope, name, change, plain_secrets(client, entry), print_only)
+
+
+def _stdio_entry(
+    client: Client,
+    source: Source,
+    scope: Scope,
+    pairs: list[str],
+    env_refs: bool | None,
+    uvx: str | None,
+    uv: str | None,
+    index_option: str | None,
+    *,
+    check: bool,
+) -> dict[str, Any]:
+    """The local entry; with `check` (not for --print, which writes nothing) its command must
+    exist and, for pypi, the index must have the package."""
+    found = this_installation(os.environ)
+    runners = Runners(
+        uvx=uvx or found.uvx,
+        uv=uv or found.uv,
+        script=found.script,
+        checkout=(
+            find_checkout([Path(__file__).resolve().parent, Path.cwd()])
+            if source == "local"
+            else found.checkout
+        ),
+    )
+    index = index_url(index_option, os.environ) if source == "pypi" else None
+    command = launch_command(source, runners, index_url=index, check=check)
+    if index is not None and check:
+        check_on_index(index)
+    if env_refs is None:
+        env_refs = scope == "project" and HOSTS[client].takes_references
+    return server_entry(client, command, install_env(pairs, os.environ), env_refs=env_refs)
 
 
 @app.command()
@@ -128,13 +228,20 @@ def uninstall(
         change = apply(plan_uninstall(client, _path(client, scope, config), name))
     except InstallError as error:
         fail(PROG, error.kind, str(error))
-    if change.changed:
-        _say(f"removed {name!r} from {change.path}{_backup_note(change)}")
-    else:
+    if not change.changed:
         _say(f"{change.path} has no server called {name!r}; nothing changed")
+        return
+    removed = remove_backup(change)
+    note = (
+        f" (no backup kept: the previous file held its token in plain text; {removed} removed)"
+        if removed
+        else _backup_note(change)
+    )
+    _say(f"removed {name!r} from {change.path}{note}")
+    _mode_note(change)
 
 
-@app.command()
+@app.command(epilog=MORE)
 def doctor(
     toolsets: Annotated[
         str,
@@ -183,14 +290,22 @@ def _report_install(
     else:
         _say(f"installed {name!r} for {host.label} in {change.path}{_backup_note(change)}")
         _say(f"restart {host.label} (or reload its MCP servers) to start it")
+        if client == "gemini":
+            _say(
+                "Gemini CLI connects MCP servers only in a trusted folder: start `gemini` in your "
+                "project folder and trust it when asked (or /permissions)"
+            )
+    _mode_note(change)
     if not secrets:
         return
     one = len(secrets) == 1
     stored = "would be stored" if printed else "is stored" if one else "are stored"
     them = "it" if one else "them"
     advice = (
-        f"{host.label} can take {them} from its own environment instead: add --env-refs to write "
-        "a reference, not the value"
+        f"{host.label} can take it from its own environment instead: drop --http-token plain"
+        if GATEWAY_TOKEN_VARIABLE in secrets
+        else f"{host.label} can take {them} from its own environment instead: add --env-refs to "
+        "write a reference, not the value"
         if host.takes_references
         else f"{host.label} cannot read variables from its environment, so keep this file private"
     )
@@ -202,6 +317,14 @@ def _report_install(
     )
 
 
+def _mode_note(change: Change) -> None:
+    if change.old_mode is not None:
+        _say(
+            f"{change.path} was mode {change.old_mode:04o}; it is now 0600 (readable by you only) "
+            "because it holds a token"
+        )
+
+
 def _backup_note(change: Change) -> str:
     return f" (the previous file is kept as {change.backup})" if change.backup else ""
 
@@ -211,4 +334,18 @@ def _say(message: str) -> None:
 
 
 def main(args: Sequence[str], prog_name: str = PROG) -> None:
-    app(args=list(args), prog_name=prog_name)
+    """Runs the app; a usage error is one line on stderr, like every other failure."""
+    # typer 0.29 carries its own copy of click; its exceptions are what the app raises.
+    from typer._click import exceptions as click
+
+    try:
+        # Without standalone mode, click returns the code of an Exit instead of raising it.
+        code = app(args=list(args), prog_name=prog_name, standalone_mode=False)
+    except click.NoArgsIsHelpError as shown:
+        # click 8.2: the help was shown (no arguments); exit as it used to.
+        raise SystemExit(2) from shown
+    except click.UsageError as error:
+        command = error.ctx.command_path if error.ctx else prog_name
+        fail(PROG, "usage", f"{' '.join(error.format_message().split())} (see {command} --help)")
+    if isinstance(code, int) and code:
+        raise SystemExit(code)

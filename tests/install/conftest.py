@@ -4,10 +4,12 @@ a stand-in for uvx, and real `svc-stub portal` / `svc-stub service` processes.""
 from __future__ import annotations
 
 import contextlib
+import http.server
 import json
 import subprocess
 import sys
 import textwrap
+import threading
 import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -31,6 +33,12 @@ CLEARED = (
     "DASHBOARD_API_TOKEN",
     "PORTAL_API_BASE",
     "PORTAL_SESSION_TOKEN",
+    "SSL_CERT_FILE",
+    "SVC_MCP_TIMEOUT_SECONDS",
+    "SVC_MCP_GATEWAY_TOKEN",
+    "UV_DEFAULT_INDEX",
+    "UV_INDEX_URL",
+    "PIP_INDEX_URL",
     "XDG_CONFIG_HOME",
     "APPDATA",
     "CODEX_HOME",
@@ -181,3 +189,52 @@ def auth_failures(server: Server) -> int:
         and (event := json.loads(line)).get("event") in ("auth_failure", "lockout")
     ]
     return max(counts, default=0)
+
+
+# ------------------------------------------------------------------------ a package index on loopback
+
+
+@dataclass(frozen=True)
+class FakeIndex:
+    """A PEP 503 simple index: `with_package` lists svc-mcp, `without_package` does not."""
+
+    base: str
+
+    @property
+    def with_package(self) -> str:
+        return f"{self.base}/has/simple"
+
+    @property
+    def without_package(self) -> str:
+        return f"{self.base}/empty/simple"
+
+
+class _IndexHandler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") == "/has/simple/svc-mcp":
+            body = (
+                b'<html><body><a href="svc_mcp-0.1.0.tar.gz">svc_mcp-0.1.0.tar.gz</a></body></html>'
+            )
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+        else:
+            body = b"Not Found"
+            self.send_response(404)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="session")
+def fake_index() -> Iterator[FakeIndex]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _IndexHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield FakeIndex(f"http://127.0.0.1:{server.server_address[1]}")
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -49,7 +49,8 @@ def test_everything_needed_works(
         "SERVICE_API_BASE": service.base_url,
         "SERVICE_API_TOKEN": SERVICE_TOKEN,
     }
-    assert run_cli("install", "--client", "cursor", "--uvx", str(fake_uvx), env=env).returncode == 0
+    install = ("install", "--client", "cursor", "--source", "github", "--uvx", str(fake_uvx))
+    assert run_cli(*install, env=env).returncode == 0
 
     result, findings = doctor(run_cli, "--json", env=env)
     assert result.returncode == 0, result.stdout
@@ -196,14 +197,12 @@ def test_hosts_are_found_and_a_missing_command_fails(
     portal: PortalStub, fake_home: Home, run_cli: RunCli, fake_uvx: Path
 ) -> None:
     env = {"PORTAL_API_BASE": portal.base_url}
-    installs = [
-        ("cursor", "user", str(fake_uvx)),
-        ("claude-code", "project", "/gone/uvx"),
-        ("gemini", "user", str(fake_uvx)),
-    ]
-    for client, scope, uvx in installs:
-        args = ("install", "--client", client, "--scope", scope, "--uvx", uvx)
+    for client in ("cursor", "gemini"):
+        args = ("install", "--client", client, "--source", "github", "--uvx", str(fake_uvx))
         assert run_cli(*args, env=env).returncode == 0
+    # Installing refuses a command that is not there; a file edited by hand may still hold one.
+    gone = {"mcpServers": {"svc": {"command": "/gone/uvx", "args": ["svc-mcp"], "env": {}}}}
+    (fake_home.project / ".mcp.json").write_text(json.dumps(gone))
     gemini = fake_home.user_file("gemini")
     settings = json.loads(gemini.read_text())
     settings["mcpServers"]["svc"]["command"] = "uvx"

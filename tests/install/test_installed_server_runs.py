@@ -18,7 +18,7 @@ from tests.mcp.conftest import PortalStub
 
 pytestmark = pytest.mark.e2e
 
-SOURCES: tuple[Source, ...] = ("pypi", "github", "local")
+SOURCES: tuple[Source, ...] = ("github",)  # uvx (the fake) ignores --from
 
 
 async def tools_and_identity(entry: dict[str, Any]) -> tuple[list[str], Any]:

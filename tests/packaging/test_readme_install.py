@@ -1,0 +1,46 @@
+"""The README's install and quick-start text matches what the code does today."""
+
+from __future__ import annotations
+
+import typing
+
+from svc_mcp.install import CLIENTS, HOSTS, Source
+from tests.support import ROOT
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+INSTALL = (ROOT / "install" / "README.md").read_text(encoding="utf-8")
+
+
+def section(text: str, title: str) -> str:
+    return text.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_no_command_that_fails_without_a_release_or_breaks_uv() -> None:
+    for text in (README, INSTALL):
+        assert "uvx svc-mcp install" not in text  # there is no release to fetch
+        assert "bin/activate" not in text.replace("do not activate", "")
+        assert "python3 -m pip install uv" not in text  # externally managed Pythons refuse it
+
+
+def test_the_test_command_says_what_it_needs() -> None:
+    quick = section(README, "Quick start")
+    assert "/usr/bin/chromium" in quick
+    assert "apt-get install chromium" in quick
+    assert "`.ci/run`" in quick
+    assert "svc-mcp --version" in quick
+
+
+def test_every_source_and_host_is_explained() -> None:
+    hosts = section(README, "Using it from an MCP host")
+    sources = typing.get_args(Source)
+    for source in sources:
+        assert f"`{source}`" in hosts + INSTALL, source
+    for source in sources:
+        assert f"- `{source}`" in INSTALL, source
+    for client in CLIENTS:
+        assert client in hosts
+        assert f"| `{client}` |" in INSTALL
+    assert "--http URL" in hosts
+    assert all(HOSTS[c].label in INSTALL for c in CLIENTS)
+    assert "trusted folder" in hosts
+    assert "/permissions" in INSTALL
