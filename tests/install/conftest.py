@@ -178,17 +178,15 @@ def start_service(service_db: Path, tmp_path: Path) -> Iterator[StartService]:
         yield start
 
 
-def auth_failures(server: Server) -> int:
-    """How many wrong credentials the service has counted (logged before it answers): the highest
-    `failures` it reported. The log writes the first failure of a window and the lockout (with
-    `failures`); the ones between are folded into a later summary line."""
-    counts = [
-        event.get("failures", 0)
+def refused_requests(server: Server) -> int:
+    """How many requests the service refused for their credential (401) or the address's lockout
+    (429), from its access log: one line per request. (The security log cannot say: it folds
+    repeated failures into one summary line.)"""
+    return sum(
+        1
         for line in server.log().splitlines()
-        if line.startswith("{")
-        and (event := json.loads(line)).get("event") in ("auth_failure", "lockout")
-    ]
-    return max(counts, default=0)
+        if line.startswith("{") and json.loads(line).get("status") in (401, 429)
+    )
 
 
 # ------------------------------------------------------------------------ a package index on loopback

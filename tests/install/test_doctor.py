@@ -18,7 +18,7 @@ from tests.install.conftest import (
     Home,
     RunCli,
     StartService,
-    auth_failures,
+    refused_requests,
     servers_of,
 )
 from tests.mcp.conftest import PortalStub
@@ -79,7 +79,7 @@ def test_everything_needed_works(
     )
     for token in (portal.tokens["auditor"], SERVICE_TOKEN):
         assert token not in result.stdout + result.stderr
-    assert auth_failures(service) == 0
+    assert refused_requests(service) == 0
 
 
 def test_an_unreachable_service_fails_only_when_needed(
@@ -116,7 +116,7 @@ def test_a_wrong_token_is_sent_once_and_never_shown(
     refused = findings["service.auth"]
     assert (refused["status"], refused["kind"]) == ("fail", "unauthorized")
     assert "refused the token in SERVICE_API_TOKEN (or DASHBOARD_API_TOKEN)" in refused["message"]
-    assert auth_failures(service) == 1
+    assert refused_requests(service) == 1
     assert WRONG_SERVICE_TOKEN not in result.stdout + result.stderr
 
 
@@ -139,7 +139,7 @@ def test_a_lockout_is_reported_with_its_retry_after(
     assert isinstance(locked["retry_after"], int)
     assert locked["retry_after"] > 0
     assert f"retry after {locked['retry_after']} seconds" in locked["message"]
-    assert auth_failures(service) == 8
+    assert refused_requests(service) == 9, "the 8 above and doctor's one request"
 
 
 def test_a_required_token_that_is_not_set(
@@ -155,7 +155,7 @@ def test_a_required_token_that_is_not_set(
     assert findings["service.auth"]["message"].endswith(
         "set SERVICE_API_TOKEN (or DASHBOARD_API_TOKEN)"
     )
-    assert auth_failures(service) == 0
+    assert refused_requests(service) == 0
 
 
 def test_a_service_without_auth_is_not_sent_the_token(
