@@ -40,6 +40,12 @@ pytestmark = pytest.mark.e2e
 GATEWAY_TOKEN = "svc-install-gateway-token-5d1c8e2b7a9f4e3c"
 TOOL_NAMES = [spec.name for spec in TOOLS]
 UV = os.environ.get("UV") or shutil.which("uv") or "uv"
+UV_CACHE = os.environ.get("UV_CACHE_DIR") or str(
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "uv"
+)
+"""uv's cache as the user has it, read before a test moves HOME. A `uv run` entry is started with
+it and offline: the test's fake home would otherwise make uv fetch every package and the build
+backend again, and tests reach nothing beyond loopback. (CI's own `uv run` filled the cache.)"""
 
 
 @pytest.fixture(scope="session")
@@ -79,6 +85,7 @@ def expand(value: str, environ: dict[str, str]) -> str:
 async def list_stdio(entry: dict[str, Any], environ: dict[str, str]) -> list[str]:
     env = {k: expand(str(v), environ) for k, v in entry.get("env", {}).items()}
     env |= {name: environ[name] for name in entry.get("env_vars", [])}
+    env |= {"UV_CACHE_DIR": UV_CACHE, "UV_OFFLINE": "1"}
     server = StdioServerParameters(command=entry["command"], args=entry["args"], env=env)
     async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
