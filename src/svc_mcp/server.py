@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 from mcp.server import MCPServer
+from mcp.server.caching import CacheHint
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -37,19 +38,44 @@ INSTRUCTIONS = (
 )
 
 
+TOOL_LIST_TTL_MS = 10 * 60 * 1000
+"""How long a client may keep `tools/list` and `server/discover` (2026-07-28 cache hints). Both
+change only when the process restarts with other toolsets or another version; ten minutes bounds
+how long a client keeps an old list after such a restart."""
+
+UNSERVED_METHODS = (
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+)
+"""Handlers `MCPServer` always registers although this server has no prompts or resources.
+Dropped, so capabilities claim only tools and these methods answer -32601 (method not found)."""
+
+
 class _Arguments(ArgModelBase):
     model_config = ConfigDict(extra="forbid")
 
 
 def build_server(specs: Sequence[ToolSpec], http: httpx.AsyncClient) -> MCPServer[Any]:
-    """An MCPServer serving `specs`; every call goes through the shared `http` client."""
-    return MCPServer(
+    """An MCPServer serving `specs`, and nothing else; every call goes through the shared `http`
+    client."""
+    # The list is the same for every caller (no tool depends on who asks), so it may be shared.
+    hint = CacheHint(ttl_ms=TOOL_LIST_TTL_MS, scope="public")
+    server: MCPServer[Any] = MCPServer(
         SERVER_NAME,
         version=version("svc-mcp"),
         instructions=INSTRUCTIONS,
         tools=[_tool(spec, http) for spec in specs],
         log_level="WARNING",
+        cache_hints={"tools/list": hint, "server/discover": hint},
+        subscriptions=False,
     )
+    # The SDK has no switch for these; capabilities are derived from the registered handlers.
+    for method in UNSERVED_METHODS:
+        server._lowlevel_server._request_handlers.pop(method, None)
+    return server
 
 
 def _tool(spec: ToolSpec, http: httpx.AsyncClient) -> Tool:
