@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from portal_tools.client import new_http_client
 from portal_tools.toolspec import ToolSpec
-from server_stub.serve import is_loopback
+from server_stub.serve import MAX_HEAD_BYTES, HeadLimitedHttpTools, head_refusal, is_loopback
 from svc_mcp.server import build_server
 from svc_mcp.settings import GatewaySettings
 
@@ -98,6 +98,14 @@ def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
+class GatewayHttp(HeadLimitedHttpTools):
+    """uvicorn's fast HTTP stack with the stubs' bound on a request head."""
+
+    refusal = head_refusal(
+        {"error": "headers_too_large", "message": f"request head exceeds {MAX_HEAD_BYTES} bytes"}
+    )
+
+
 class BearerGate:
     """Lets a request through only with `Authorization: Bearer <token>`."""
 
@@ -169,6 +177,8 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
             server_header=False,
             log_level="warning",
             timeout_graceful_shutdown=5,
+            http=GatewayHttp,
+            loop="auto",  # uvloop where installed
         )
         guard = "every request needs the gateway token" if token else "loopback only"
         url = f"http://{_url_host(options.host)}:{options.port}{options.path}"
