@@ -45,12 +45,16 @@ def head_refusal(body: dict[str, Any]) -> bytes:
 
 
 class HeadLimitedHttpTools(HttpToolsProtocol):
-    """uvicorn's httptools protocol, refusing a request head over MAX_HEAD_BYTES with 431.
+    """uvicorn's httptools protocol, refusing a request head over MAX_HEAD_BYTES with 431, and
+    trimming whitespace around header values as h11 does.
 
     httptools keeps whatever head a client sends (h11 had a limit, httptools has none), so the
     bytes of a head still incomplete after each read are counted here, and past the bound the
     connection is answered and closed. The count can exceed the real head by at most one read
     when a pipelined request starts in the same read as the previous body ends.
+
+    httptools also keeps the whitespace after a header value, which RFC 9110 (5.5) excludes from
+    the value: `X-API-Token: <token> ` would otherwise be a wrong token.
     """
 
     refusal = head_refusal(
@@ -72,6 +76,9 @@ class HeadLimitedHttpTools(HttpToolsProtocol):
         super().on_message_begin()
         self._reading_head = True
         self._head_bytes = 0
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        super().on_header(name, value.strip(b" \t"))
 
     def on_headers_complete(self) -> None:
         self._reading_head = False

@@ -121,3 +121,50 @@ def test_the_portal_access_line_has_the_route_never_the_query(portal: Server) ->
     # The line is written once the answer has gone out, so it may trail the answer a little.
     wait_for(lambda: {("/api/catalog", 400), ("-", 404)} <= routes())
     assert secret not in portal.log()
+
+
+def test_whitespace_around_a_header_value_is_not_part_of_it(
+    portal: Server, gateway: Server
+) -> None:
+    """RFC 9110 5.5, as h11 did it (httptools keeps the trailing whitespace)."""
+
+    def raw(server: Server, request: bytes) -> bytes:
+        port = int(server.base_url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(request)
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        return answer
+
+    # A Host with trailing whitespace is still the loopback name the gateway accepts.
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": "portal_page",
+                "arguments": {},
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                },
+            },
+        }
+    ).encode()
+    answer = raw(
+        gateway,
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1  \r\nConnection: close\r\n"
+        b"Content-Type: application/json\r\nAccept: application/json\r\n"
+        b"MCP-Protocol-Version: 2026-07-28 \t\r\nMcp-Method: tools/call\r\n"
+        b"Mcp-Name:   portal_page   \r\n"
+        b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body,
+    )
+    assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
+    assert b'"resultType":"complete"' in answer
+    paged = raw(
+        portal,
+        b"GET /api/catalog?limit=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close  \r\n\r\n",
+    )
+    assert paged.startswith(b"HTTP/1.1 200 "), paged[:300]
