@@ -120,10 +120,13 @@ def main() -> int:
             )
             for era, mode in MODES.items():
                 asyncio.run(load(url, mode, 4, 1.0))  # warm-up
+                cpu_alone = cpu_seconds(gateway.pid)
                 alone = asyncio.run(load(url, mode, 1, args.seconds))
+                cpu_alone = cpu_seconds(gateway.pid) - cpu_alone
                 before = {name: cpu_seconds(pid) for name, pid in pids.items()}
                 many = asyncio.run(load(url, mode, args.clients, args.seconds))
-                busy = {n: (cpu_seconds(p) - before[n]) / many.seconds for n, p in pids.items()}
+                used = {n: cpu_seconds(p) - before[n] for n, p in pids.items()}
+                busy = {n: seconds / many.seconds for n, seconds in used.items()}
                 for label, run in (("1 client", alone), (f"{args.clients} clients", many)):
                     print(
                         f"  {era:<15} {label:<11} {run.rate:7.1f} calls/s  median "
@@ -132,6 +135,8 @@ def main() -> int:
                 print(
                     f"  {era:<15} CPU busy with {args.clients} clients: "
                     + ", ".join(f"{name} {share:.0%}" for name, share in busy.items())
+                    + f"; gateway CPU per call: {cpu_alone / alone.calls * 1000:.2f} ms alone,"
+                    f" {used['gateway'] / many.calls * 1000:.2f} ms with {args.clients} clients"
                 )
                 throughput = many.rate / alone.rate
                 tail = many.ms(99) / many.ms(50)
