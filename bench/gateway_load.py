@@ -2,7 +2,8 @@
 
 A data service stub and one gateway run on loopback. For each protocol era (the initialize
 handshake, and 2026-07-28 after `server/discover`), first one official Python client calls
-`get_system` back to back for `--seconds`, then `--clients` clients do the same at once.
+`get_system` back to back for `--seconds`, then `--clients` clients do the same at once. Each
+session is connected and has made one call before the timed calls start (steady state).
 Targets: the many clients' total calls/s at least the single client's, their p99 within 3x their
 median, and no error.
 
@@ -19,7 +20,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx2
@@ -53,29 +55,63 @@ class Run:
         return statistics.quantiles(self.latencies, n=100)[percentile - 1] * 1000
 
 
-async def client(url: str, mode: str, deadline: float, run: Run) -> None:
+@dataclass
+class Start:
+    """Every session connects and makes one call first (the handshake and the tool list it
+    fetches are not what is measured); then all start the timed calls together."""
+
+    clients: int
+    snapshot: Callable[[], dict[str, float]]
+    ready: int = 0
+    go: asyncio.Event | None = None
+    deadline: float = 0.0
+    started: float = 0.0
+    cpu: dict[str, float] = field(default_factory=dict)
+
+
+async def client(url: str, mode: str, seconds: float, start: Start, run: Run) -> None:
+    assert start.go is not None
     try:
         async with (
             httpx2.AsyncClient(timeout=30) as http,
             Client(streamable_http_client(url, http_client=http), mode=mode) as mcp,
         ):
-            while time.monotonic() < deadline:
-                started = time.perf_counter()
+            await mcp.call_tool("get_system", {})
+            start.ready += 1
+            if start.ready == start.clients:
+                start.cpu = start.snapshot()
+                start.started = time.monotonic()
+                start.deadline = start.started + seconds
+                start.go.set()
+            await start.go.wait()
+            while time.monotonic() < start.deadline:
+                began = time.perf_counter()
                 result = await mcp.call_tool("get_system", {})
-                run.latencies.append(time.perf_counter() - started)
+                run.latencies.append(time.perf_counter() - began)
                 run.calls += 1
                 if result.is_error:
                     run.errors.append(str(result.content)[:200])
     except Exception as exc:  # a failed session is an error of the run, not of the benchmark
         run.errors.append(f"{type(exc).__name__}: {exc}")
+        start.ready += 1
+        if start.ready == start.clients:
+            start.go.set()
 
 
-async def load(url: str, mode: str, clients: int, seconds: float) -> Run:
+async def load(
+    url: str, mode: str, clients: int, seconds: float, pids: dict[str, int]
+) -> tuple[Run, dict[str, float]]:
+    """The run, and the CPU seconds each of `pids` used during its timed part."""
+
+    def snapshot() -> dict[str, float]:
+        return {name: cpu_seconds(pid) for name, pid in pids.items()}
+
     run = Run(0, 0.0, [], [])
-    started = time.monotonic()
-    await asyncio.gather(*(client(url, mode, started + seconds, run) for _ in range(clients)))
-    run.seconds = time.monotonic() - started
-    return run
+    start = Start(clients, snapshot, go=asyncio.Event())
+    await asyncio.gather(*(client(url, mode, seconds, start, run) for _ in range(clients)))
+    run.seconds = time.monotonic() - start.started
+    end = snapshot()
+    return run, {name: end[name] - start.cpu.get(name, end[name]) for name in pids}
 
 
 def main() -> int:
@@ -119,13 +155,9 @@ def main() -> int:
                 f"each: one client alone, then {args.clients} at once"
             )
             for era, mode in MODES.items():
-                asyncio.run(load(url, mode, 4, 1.0))  # warm-up
-                cpu_alone = cpu_seconds(gateway.pid)
-                alone = asyncio.run(load(url, mode, 1, args.seconds))
-                cpu_alone = cpu_seconds(gateway.pid) - cpu_alone
-                before = {name: cpu_seconds(pid) for name, pid in pids.items()}
-                many = asyncio.run(load(url, mode, args.clients, args.seconds))
-                used = {n: cpu_seconds(p) - before[n] for n, p in pids.items()}
+                asyncio.run(load(url, mode, 4, 1.0, pids))  # warm-up
+                alone, used_alone = asyncio.run(load(url, mode, 1, args.seconds, pids))
+                many, used = asyncio.run(load(url, mode, args.clients, args.seconds, pids))
                 busy = {n: seconds / many.seconds for n, seconds in used.items()}
                 for label, run in (("1 client", alone), (f"{args.clients} clients", many)):
                     print(
@@ -135,7 +167,7 @@ def main() -> int:
                 print(
                     f"  {era:<15} CPU busy with {args.clients} clients: "
                     + ", ".join(f"{name} {share:.0%}" for name, share in busy.items())
-                    + f"; gateway CPU per call: {cpu_alone / alone.calls * 1000:.2f} ms alone,"
+                    + f"; gateway CPU per call: {used_alone['gateway'] / alone.calls * 1000:.2f} ms alone,"
                     f" {used['gateway'] / many.calls * 1000:.2f} ms with {args.clients} clients"
                 )
                 throughput = many.rate / alone.rate
