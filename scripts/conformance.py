@@ -5,10 +5,15 @@ For each protocol revision in REVISIONS it runs exactly the scenarios that revis
 that fails and is not listed fails this script, and so does a listed check that now passes (the
 baseline must shrink with it). Every entry of a baseline carries its reason in a comment.
 
-The suite and a Node 22 to run it come pinned from `conformance/package-lock.json` (`npm ci`,
-only when `conformance/node_modules` is missing or older than the lock). The gateway serves on a
-free loopback port with no backends behind it: the scenarios list and call tools, and a call that
-cannot reach a backend is still a well-formed MCP answer.
+Then the official TypeScript client (`conformance/ts-client.mjs`) lists the tools and calls one
+eight times through a round-robin proxy in front of two gateways (`tests/mcp/round_robin.py`):
+every call must be answered, whichever instance gets it.
+
+The suite, the TypeScript SDK and a Node 22 to run them come pinned from
+`conformance/package-lock.json` (`npm ci`, only when `conformance/node_modules` is missing or
+older than the lock). The gateways serve on free loopback ports with no backends behind them: the
+scenarios list and call tools, and a call that cannot reach a backend is still a well-formed MCP
+answer (`unreachable: ...`).
 
 Run: python3 -m uv run --locked --extra dev scripts/conformance.py [--keep-output]
 Results: test-artifacts/conformance/<revision>/.
@@ -17,6 +22,8 @@ Results: test-artifacts/conformance/<revision>/.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import re
 import shutil
@@ -24,6 +31,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -69,6 +78,53 @@ def check_baseline(path: Path) -> list[str]:
     if unexplained:
         raise SystemExit(f"conformance: {path.name}: entries without a reason: {unexplained}")
     return entries
+
+
+def typescript_client(node: Path, env: dict[str, str]) -> list[str]:
+    """Two gateways behind the round-robin proxy, driven by the official TypeScript client."""
+    calls = 8
+    with contextlib.ExitStack() as stack:
+        upstreams = []
+        for index in range(2):
+            port = free_port()
+            stack.enter_context(
+                running_server(
+                    ["-m", "svc_mcp", "--http", "--port", str(port)],
+                    port=port,
+                    log_path=OUT / f"scale-out-gateway-{index}.log",
+                    ready_path="/mcp",
+                    env=env,
+                )
+            )
+            upstreams.append(f"http://127.0.0.1:{port}")
+        port = free_port()
+        stack.enter_context(
+            running_server(
+                ["-m", "tests.mcp.round_robin", str(port), *upstreams],
+                port=port,
+                log_path=OUT / "scale-out-proxy.log",
+                ready_path="/_proxy/counts",
+                env={"PYTHONPATH": str(ROOT)},
+            )
+        )
+        done = subprocess.run(
+            [str(node), str(SUITE / "ts-client.mjs"), f"http://127.0.0.1:{port}/mcp", str(calls)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        counts = httpx.get(f"http://127.0.0.1:{port}/_proxy/counts").json()
+    print(f"== TypeScript client through a round-robin proxy: {done.stdout.strip()}")
+    print(f"   requests per gateway: {counts}")
+    try:
+        report = json.loads(done.stdout)
+    except ValueError:
+        print(done.stderr[-4000:], file=sys.stderr)
+        return ["TypeScript client"]
+    answered = report["outcomes"] == ["unreachable"] * calls
+    if not (answered and report["tools"] > 0 and min(counts) > 0):
+        return ["TypeScript client"]
+    return []
 
 
 def main() -> int:
@@ -120,6 +176,7 @@ def main() -> int:
             if done.returncode != 0:
                 print(done.stderr[-4000:], file=sys.stderr)
                 failed.append(revision)
+    failed += typescript_client(node, env)
     if "Traceback" in log.read_text():
         print(f"conformance: the gateway logged a traceback, see {log}", file=sys.stderr)
         failed.append("gateway log")
