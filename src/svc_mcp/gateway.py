@@ -177,8 +177,8 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
             server_header=False,
             log_level="warning",
             timeout_graceful_shutdown=5,
+            # httptools, bounded; the event loop is the one the caller runs this coroutine in.
             http=GatewayHttp,
-            loop="auto",  # uvloop where installed
         )
         guard = "every request needs the gateway token" if token else "loopback only"
         url = f"http://{_url_host(options.host)}:{options.port}{options.path}"
