@@ -1,7 +1,7 @@
 """Benchmarks of the data service stub.
 
 1. Throughput: requests per second of `GET /api/v1/system` with a bearer token against a real
-   `python -m server_stub service` process (access log on, and once more with
+   `python -m server_stub.service service` process (access log on, and once more with
    `--no-access-log`), and of a one-route Starlette JSON app under uvicorn's defaults, measured in
    the same run, alternating, with a fixed request count per round and a time bound.
    Target: service (access log on) / bare >= 0.8.
