@@ -136,7 +136,11 @@ def main() -> int:
     failed = []
     OUT.mkdir(parents=True, exist_ok=True)
     log = OUT / "gateway.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SVC_MCP_", "SERVICE_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SVC_MCP_", "SERVICE_", "PORTAL_", "DASHBOARD_"))
+    }
     env.update({"SERVICE_API_BASE": "http://127.0.0.1:9", "PORTAL_API_BASE": "http://127.0.0.1:9"})
     with running_server(
         ["-m", "svc_mcp", "--http", "--port", str(port)],
