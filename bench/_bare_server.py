@@ -1,15 +1,15 @@
-"""The baseline: a bare Starlette JSON route under the same uvicorn settings as the stubs."""
+"""The baseline: a bare one-route Starlette JSON app under uvicorn's defaults (its access log on,
+its fastest HTTP parser and event loop where installed). Usage: python bench/_bare_server.py PORT"""
 
 from __future__ import annotations
 
 import sys
 
+import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-
-from server_stub.serve import serve
 
 
 async def hello(_: Request) -> Response:
@@ -19,5 +19,4 @@ async def hello(_: Request) -> Response:
 app = Starlette(routes=[Route("/bare", hello)])
 
 if __name__ == "__main__":
-    # Exactly `svc-stub portal`'s settings, access log included.
-    serve(app, "127.0.0.1", int(sys.argv[1]))
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]))

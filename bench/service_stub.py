@@ -1,9 +1,10 @@
 """Benchmarks of the data service stub.
 
 1. Throughput: requests per second of `GET /api/v1/system` with a bearer token against a real
-   `python -m server_stub.service service` process, and of a bare Starlette JSON route served by
-   uvicorn with the same settings, measured in the same run, alternating, with a fixed request
-   count per round and a time bound. Target: service / bare >= 0.6.
+   `python -m server_stub.service service` process (access log on, and once more with
+   `--no-access-log`), and of a one-route Starlette JSON app under uvicorn's defaults, measured in
+   the same run, alternating, with a fixed request count per round and a time bound.
+   Target: service (access log on) / bare >= 0.8.
 2. Guard memory: failures from 1,000,000 distinct addresses (every 1000th one failing 8 times and
    so locked), resident growth and traced allocations. Target: < 64 MiB, and every address locked
    in the last 15 minutes still locked. A second, worst-case scenario locks all 1,000,000 addresses
@@ -37,14 +38,6 @@ from server_stub.service.demo_data import write_demo_database  # noqa: E402
 from server_stub.service.guard import MAX_TRACKED_ADDRESSES, BruteForceGuard  # noqa: E402
 
 TOKEN = "bench-token-" + "k" * 32
-SERVE_ARGS = {
-    "proxy_headers": False,
-    "server_header": False,
-    "access_log": False,
-    "log_config": None,
-    "lifespan": "off",
-    "timeout_graceful_shutdown": 5,
-}
 CONNECTIONS = 16
 TIME_BOUND_SECONDS = 60.0
 MiB = 1024 * 1024
@@ -54,7 +47,8 @@ MiB = 1024 * 1024
 
 
 def serve_bare(port: int) -> None:
-    """A bare Starlette JSON route, same uvicorn settings as `svc-stub service`."""
+    """A one-route Starlette JSON app under uvicorn's defaults (its access log on, httptools and
+    uvloop where installed)."""
     import uvicorn
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -87,7 +81,8 @@ def serve_bare(port: int) -> None:
         return JSONResponse(payload)
 
     app = Starlette(routes=[Route("/api/v1/system", system)])
-    uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **SERVE_ARGS)).run()  # type: ignore[arg-type]
+    # uvicorn's defaults: its access log on, its fastest parser and loop where installed.
+    uvicorn.run(app, host="127.0.0.1", port=port)
 
 
 @contextmanager
@@ -204,7 +199,8 @@ def throughput(requests: int, rounds: int) -> None:
 
     print(
         f"throughput: {rounds} rounds x {requests} requests, {CONNECTIONS} keep-alive "
-        "connections, identical uvicorn settings, one server process each, rounds alternating"
+        "connections, one server process each, rounds alternating; baseline: a one-route "
+        "Starlette app under uvicorn's defaults"
     )
     print(line("bare Starlette JSON route", "bare"))
     print(line("service (default: access log on)", "service"))
@@ -212,7 +208,7 @@ def throughput(requests: int, rounds: int) -> None:
     for label, name in (("default", "service"), ("--no-access-log", "service_quiet")):
         print(
             f"  ratio service/bare ({label}): {rate[name] / rate['bare']:.2f} by req/s,"
-            f" {cost['bare'] / cost[name]:.2f} by server CPU per request  (target >= 0.60)"
+            f" {cost['bare'] / cost[name]:.2f} by server CPU per request  (target >= 0.80)"
         )
     print(f"  access-log lines written by the default run: {log_lines}")
 

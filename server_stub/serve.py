@@ -2,39 +2,62 @@
 
 from __future__ import annotations
 
-import ipaddress
+import logging
+import sys
 
 import uvicorn
 from starlette.types import ASGIApp
 
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+from server_stub.http import MAX_HEADER_BYTES
+from svc_serving.bounded import HeadLimitedHttpTools, head_refusal
 
 
-# Larger than HeaderLimitMiddleware's limit, so that oversized headers get its 431 envelope
-# rather than h11's bare-text 400; still small enough to bound memory per connection.
-H11_MAX_HEAD_BYTES = 64 * 1024
+class StubHttp(HeadLimitedHttpTools):
+    """The fast HTTP stack, answering an oversized request head with the stubs' envelope."""
+
+    refusal = head_refusal(
+        {
+            "ok": False,
+            "error": {
+                "code": "headers_too_large",
+                "message": f"request headers exceed {MAX_HEADER_BYTES} bytes",
+            },
+        }
+    )
+
+
+def cheap_access_log() -> None:
+    """`server_stub.access` prints its JSON lines as they are, on stderr, and records skip the
+    caller lookup nothing here prints (the logging docs' "Optimization"): an access line per
+    request then costs little."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    access = logging.getLogger("server_stub.access")
+    access.handlers[:] = [handler]
+    access.propagate = False
+    access.setLevel(logging.INFO)
+    logging._srcfile = None
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
 
 
 def serve(app: ASGIApp, host: str, port: int, *, log_level: str = "info") -> None:
-    # proxy_headers=False: uvicorn must not rewrite the client address from X-Forwarded-For;
-    # the data service decides that itself (SERVICE_TRUST_PROXY), the portal never trusts it.
+    # The app writes its own access line (server_stub.access_log: route template, status, time);
+    # uvicorn's would hold the raw target, query string included (a pasted token).
+    cheap_access_log()
     uvicorn.run(
         app,
         host=host,
         port=port,
+        # uvicorn must not rewrite the client address from X-Forwarded-For; the data service
+        # decides that itself (SERVICE_TRUST_PROXY), the portal never trusts it.
         proxy_headers=False,
         server_header=False,
-        # uvicorn's access line holds the raw target, query string included (a pasted token);
-        # the app logs its own line without it (server_stub.access_log).
         access_log=False,
         log_level=log_level,
         timeout_graceful_shutdown=5,
-        h11_max_incomplete_event_size=H11_MAX_HEAD_BYTES,
+        # The fast stack: httptools (bounded as above) and uvloop where installed.
+        http=StubHttp,
+        loop="auto",
     )

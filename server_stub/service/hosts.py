@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server_stub.http import failure
-from server_stub.serve import is_loopback
+from svc_serving.bounded import is_loopback
 
 OPEN_PATHS = frozenset({"/health/live", "/health/ready"})
 WILDCARDS = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 (names, not a bind)

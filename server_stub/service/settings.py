@@ -8,8 +8,8 @@ from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from server_stub.intel.envelope import key_bytes
-from server_stub.serve import is_loopback
 from server_stub.service.hosts import host_name
+from svc_serving.bounded import is_loopback
 
 MIN_TOKEN_LENGTH = 24
 RECOMMENDED_PUBLIC_TOKEN_LENGTH = 32

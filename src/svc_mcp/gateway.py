@@ -5,6 +5,8 @@ By default it binds 127.0.0.1; reach it from elsewhere through an SSH tunnel
 `Host` with 421 and a foreign `Origin` with 403. A bind beyond loopback is refused unless
 `--allow-remote` is given and `SVC_MCP_GATEWAY_TOKEN` is set; whenever that token is set, every
 request must carry `Authorization: Bearer <token>` (401 otherwise, compared in constant time).
+It keeps no session: every POST is answered on its own, as JSON, in both protocol eras
+(initialize and 2026-07-28), so instances scale out behind a load balancer.
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from dataclasses import dataclass
 
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from portal_tools.client import new_http_client
 from portal_tools.toolspec import ToolSpec
 from svc_mcp.server import build_server
+from svc_serving.bounded import HeadLimitedHttpTools, is_loopback
 
 TOKEN_VARIABLE = "SVC_MCP_GATEWAY_TOKEN"  # noqa: S105 (a variable name)
 MIN_TOKEN_CHARS = 32
@@ -43,15 +46,6 @@ class GatewayOptions:
     allow_remote: bool = False
     allowed_hosts: tuple[str, ...] = ()
     """Extra Host names (besides loopback and the bound address) clients may use."""
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def gateway_token() -> str | None:
@@ -142,14 +136,38 @@ class BearerGate:
         return hmac.compare_digest(token.strip(), self.token) and scheme.lower() == b"bearer"
 
 
+class NoStandaloneStream:
+    """Answers GET at the MCP path with 405, the spec's way to say "no SSE stream offered here".
+
+    A stateless gateway could never send anything on such a stream (no session ties it to a
+    client; every answer goes on the response to its own POST), so it would only hold a
+    connection open through every proxy in between.
+    """
+
+    def __init__(self, app: ASGIApp, path: str) -> None:
+        self.app = app
+        self.path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == self.path:
+            await Response(status_code=405, headers={"Allow": "POST"})(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None:
     token = required_token(options, gateway_token())
     async with new_http_client() as http:
+        # Stateless with JSON answers: no session lives in this process, so any number of
+        # instances with the same token can sit behind any load balancer (README "Scale out").
         app: ASGIApp = build_server(specs, http).streamable_http_app(
             streamable_http_path=options.path,
             transport_security=transport_security(options),
             host=options.host,
+            stateless_http=True,
+            json_response=True,
         )
+        app = NoStandaloneStream(app, options.path)
         if token is not None:
             app = BearerGate(app, token)
         config = uvicorn.Config(
@@ -160,6 +178,8 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
             server_header=False,
             log_level="warning",
             timeout_graceful_shutdown=5,
+            # httptools, bounded; the event loop is the one the caller runs this coroutine in.
+            http=HeadLimitedHttpTools,
         )
         guard = "every request needs the gateway token" if token else "loopback only"
         url = f"http://{_url_host(options.host)}:{options.port}{options.path}"

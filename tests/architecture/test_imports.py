@@ -17,7 +17,14 @@ import pytest
 from portal_tools.backends import backend_variables
 from tests.support import ROOT
 
-PACKAGES = {"portal_tools": ROOT / "src", "svc_mcp": ROOT / "src", "server_stub": ROOT}
+PACKAGES = {
+    "portal_tools": ROOT / "src",
+    "svc_mcp": ROOT / "src",
+    "svc_serving": ROOT / "src",
+    "server_stub": ROOT,
+}
+SHARED = "svc_serving"
+"""What both sides may import: the HTTP serving parts the stubs and the gateway share."""
 DEMO_LAUNCHER = {"svc_mcp.demo", "svc_mcp.demo_stubs"}
 """The only client modules that start stub servers, and so may import them."""
 
@@ -108,7 +115,13 @@ def test_the_client_does_not_depend_on_the_stubs(name: str) -> None:
 def test_the_stubs_do_not_depend_on_the_client() -> None:
     for name, targets in GRAPH.items():
         if name.startswith("server_stub"):
-            assert not {t for t in targets if not t.startswith("server_stub")}, name
+            assert not {t for t in targets if not t.startswith(("server_stub", SHARED))}, name
+
+
+def test_the_shared_part_depends_on_neither_side() -> None:
+    for name, targets in GRAPH.items():
+        if name.startswith(SHARED):
+            assert not {t for t in targets if not t.startswith(SHARED)}, name
 
 
 @pytest.mark.parametrize("variable", backend_variables())
@@ -116,7 +129,7 @@ def test_each_backend_variable_is_named_in_one_client_module(variable: str) -> N
     naming = [
         name
         for name, path in MODULES.items()
-        if not name.startswith("server_stub")
+        if not name.startswith(("server_stub", SHARED))
         and re.search(rf"\b{variable}\b", path.read_text(encoding="utf-8"))
     ]
     assert naming == ["portal_tools.backends"]
