@@ -46,6 +46,24 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield server
 
 
+@pytest.fixture(scope="module")
+def data_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """`svc-stub service`, which builds its own uvicorn configuration."""
+    root = tmp_path_factory.mktemp("limits")
+    db = root / "service.db"
+    subprocess.run(
+        [SVC_STUB, "demo-data", "service", "--db", str(db)], check=True, capture_output=True
+    )
+    port = free_port()
+    with running_server(
+        ["-m", "server_stub", "service", "--db", str(db), "--port", str(port)],
+        port=port,
+        log_path=root / "service.log",
+        ready_path="/health/live",
+    ) as server:
+        yield server
+
+
 def endless_head(server: Server, path: str) -> tuple[int, dict[str, object], bytes]:
     """Sends an unended head just over the bound, then waits: the answer must come anyway.
 
@@ -70,15 +88,18 @@ def endless_head(server: Server, path: str) -> tuple[int, dict[str, object], byt
     return int(status_and_headers.split()[1]), json.loads(body), status_and_headers.lower()
 
 
-@pytest.mark.parametrize("which", ["portal", "gateway"])
+PATHS = {"portal": "/api/page", "data_service": "/api/v1/system", "gateway": "/mcp"}
+
+
+@pytest.mark.parametrize("which", list(PATHS))
 def test_a_head_over_the_bound_is_refused_before_it_ends(
     which: str, request: pytest.FixtureRequest
 ) -> None:
     server: Server = request.getfixturevalue(which)
-    status, body, head = endless_head(server, "/api/page" if which == "portal" else "/mcp")
+    status, body, head = endless_head(server, PATHS[which])
     assert status == 431
     assert b"connection: close" in head
-    if which == "portal":
+    if which != "gateway":
         assert body["ok"] is False
         assert body["error"] == {
             "code": "headers_too_large",
