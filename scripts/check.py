@@ -1,6 +1,6 @@
 """The project's whole check, as CI runs it: lint, format, types, tests.
 
-Run it with `python3 -m uv run --locked --extra dev scripts/check.py [pytest args...]`.
+Run it with `.venv/bin/uv run --locked --extra dev scripts/check.py [pytest args...]`.
 """
 
 from __future__ import annotations

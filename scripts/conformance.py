@@ -15,7 +15,7 @@ older than the lock). The gateways serve on free loopback ports with no backends
 scenarios list and call tools, and a call that cannot reach a backend is still a well-formed MCP
 answer (`unreachable: ...`).
 
-Run: python3 -m uv run --locked --extra dev scripts/conformance.py
+Run: .venv/bin/uv run --locked --extra dev scripts/conformance.py
 Results: test-artifacts/conformance/<revision>/.
 """
 
