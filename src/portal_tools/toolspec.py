@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 ParamType = Literal["string", "integer", "object", "array"]
 MAX_TEXT_CHARS = 1024
 """The longest text argument: filters are identifiers, times and names."""
+_WHOLE_NUMBER = re.compile(r"-?[0-9]{1,18}")
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,8 @@ class Param:
         if not isinstance(value, str):
             raise self._invalid("must be a string")
         if self.choices and value not in self.choices:
-            raise self._invalid(f"must be one of {', '.join(self.choices)}, not {value[:40]!r}")
+            # The value is not echoed: it may be a token pasted into the wrong place.
+            raise self._invalid(f"must be one of {', '.join(self.choices)}")
         if len(value) > MAX_TEXT_CHARS:
             raise self._invalid(f"is {len(value):,} characters; at most {MAX_TEXT_CHARS:,}")
         return value
@@ -122,8 +125,8 @@ class Param:
             number = value
         elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
             number = int(value)
-        elif isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            number = int(value.strip()) if len(value) < 20 else None
+        elif isinstance(value, str) and _WHOLE_NUMBER.fullmatch(value.strip()):
+            number = int(value.strip())
         if number is None:
             raise self._invalid(f"must be a whole number{self._range()}")
         if (self.minimum is not None and number < self.minimum) or (

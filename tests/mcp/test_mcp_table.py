@@ -103,6 +103,7 @@ def test_a_nullable_enum_admits_null() -> None:
         ({"limit": 1001}, "limit must be from 1 to 1000, not 1001"),
         ({"limit": "many"}, "limit must be a whole number from 1 to 1000"),
         ({"limit": True}, "limit must be a whole number from 1 to 1000"),
+        ({"limit": "²"}, "limit must be a whole number from 1 to 1000"),
         ({"cursor": 5}, "cursor must be a string"),
         ({"offset": 3}, "portal_catalog takes no argument offset; it takes limit, cursor"),
     ],
@@ -140,8 +141,9 @@ def test_every_choice_in_the_schema_is_checked(spec: ToolSpec) -> None:
         assert spec.check_arguments({param.name: param.choices[-1]}) == {
             param.name: param.choices[-1]
         }
-        with pytest.raises(InvalidArgument, match=", ".join(param.choices)):
-            spec.check_arguments({param.name: "bogus"})
+        with pytest.raises(InvalidArgument, match=", ".join(param.choices)) as raised:
+            spec.check_arguments({param.name: "pasted-secret-token"})
+        assert "pasted-secret-token" not in str(raised.value), "a refused value is not echoed"
 
 
 def test_each_row_names_its_backend_and_toolset() -> None:
