@@ -81,8 +81,10 @@ def _known_fields(spec: ToolSpec, names: object) -> tuple[str, ...]:
     known = record_fields(spec)
     unknown = [name for name in names if name not in known]
     if unknown:
+        # The names are not echoed: one may be a token pasted into the wrong place.
         raise InvalidArgument(
-            f"fields: {', '.join(unknown)} not among the fields {', '.join(known)}",
+            f"fields: {len(unknown)} of the names given are not fields of these records, "
+            f"which have {', '.join(known)}",
             hint=FIELDS.name,
         )
     return names

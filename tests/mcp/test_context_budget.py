@@ -162,7 +162,11 @@ def test_fields_cut_each_record_down(seen: Seen, stubs: DemoStubs) -> None:
 
     refused = seen.unknown_field
     assert refused.is_error
-    assert text_of(refused).startswith("invalid_argument: fields: secret not among the fields id")
+    assert text_of(refused).startswith(
+        "invalid_argument: fields: 1 of the names given are not fields of these records, "
+        "which have id, client_order_id"
+    )
+    assert "secret" not in text_of(refused)
     assert (refused.structured_content or {})["hint"] == "fields"
 
     done = run_in_process(
