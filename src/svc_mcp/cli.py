@@ -26,6 +26,8 @@ from svc_mcp.listing import print_json, print_table
 from svc_mcp.table import TOOLS, TOOLSETS, parse_toolsets, select_tools
 
 if TYPE_CHECKING:
+    import asyncio
+
     from portal_tools.backends import Toolset
 
 PROG = "svc-mcp"
@@ -162,9 +164,19 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
         allowed_hosts=tuple(options.allowed_host),
     )
     try:
-        asyncio.run(serve_http(selected, gateway))
+        with asyncio.Runner(loop_factory=_fast_loop()) as runner:
+            runner.run(serve_http(selected, gateway))
     except GatewayRefused as refusal:
         fail(PROG, "usage", str(refusal))
+
+
+def _fast_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop where it is installed (not on Windows), as the stubs use it."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 def _parser() -> argparse.ArgumentParser:
