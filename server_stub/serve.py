@@ -26,17 +26,15 @@ class StubHttp(HeadLimitedHttpTools):
     )
 
 
-def cheap_access_log() -> None:
-    """`server_stub.access` prints its JSON lines as they are, on stderr, and records skip the
-    caller lookup nothing here prints (the logging docs' "Optimization"): an access line per
-    request then costs little."""
+def plain_log_lines(logger: logging.Logger) -> None:
+    """`logger` writes each message as it is, on stderr (the stubs' events are one JSON object
+    each), and records skip the fields nobody prints (the logging docs' "Optimization"), so an
+    access line per request costs little. The process owns its logging."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
-    access = logging.getLogger("server_stub.access")
-    access.handlers[:] = [handler]
-    access.propagate = False
-    access.setLevel(logging.INFO)
-    logging._srcfile = None
+    logger.handlers[:] = [handler]
+    logger.setLevel(logging.INFO)
+    logging._srcfile = None  # no caller frame lookup per record
     logging.logThreads = False
     logging.logProcesses = False
     logging.logMultiprocessing = False
@@ -45,7 +43,9 @@ def cheap_access_log() -> None:
 def serve(app: ASGIApp, host: str, port: int, *, log_level: str = "info") -> None:
     # The app writes its own access line (server_stub.access_log: route template, status, time);
     # uvicorn's would hold the raw target, query string included (a pasted token).
-    cheap_access_log()
+    access = logging.getLogger("server_stub.access")
+    plain_log_lines(access)
+    access.propagate = False
     uvicorn.run(
         app,
         host=host,

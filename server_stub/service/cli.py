@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -29,21 +28,6 @@ def _fail(message: str, code: int = EXIT_REFUSED) -> typer.Exit:
     return typer.Exit(code)
 
 
-def configure_logging() -> None:
-    """Plain lines on stderr; security and access events are already one JSON object each."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(logging.INFO)
-    # Record fields nobody prints, skipped as the logging docs suggest ("Optimization"): this
-    # process owns its logging, and an access line per request should cost little.
-    logging._srcfile = None  # no caller frame lookup per record
-    logging.logThreads = False
-    logging.logProcesses = False
-    logging.logMultiprocessing = False
-
-
 def serve(
     db: Annotated[
         Path | None,
@@ -67,7 +51,7 @@ def serve(
     """Run the data service stub (HTTP API, auth, brute-force guard, HTML shell)."""
     import uvicorn
 
-    from server_stub.serve import StubHttp
+    from server_stub.serve import StubHttp, plain_log_lines
     from server_stub.service.app import create_app
 
     try:
@@ -88,7 +72,7 @@ def serve(
         app = create_app(settings, bound_host=host)
     except StartupRefused as exc:
         raise _fail(str(exc)) from None
-    configure_logging()
+    plain_log_lines(logging.getLogger())
     if not access_log:
         logging.getLogger("server_stub.access").setLevel(logging.WARNING)
     config = uvicorn.Config(
