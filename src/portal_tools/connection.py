@@ -15,6 +15,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
@@ -70,12 +71,19 @@ class Connection:
 
     def scrub(self, text: str) -> str:
         """`text` as one bounded line, with every spelling of the token removed (should a
-        server or a library echo it: raw, escaped as Python would, or base64)."""
-        if self.token:
-            for form in _spellings(self.token):
-                text = text.replace(form, REDACTED)
-        line = re.sub(r"\s+", " ", text).strip()
+        server or a library echo it)."""
+        line = re.sub(r"\s+", " ", redact(text, [self.token])).strip()
         return line[:_MAX_QUOTED_CHARS]
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """`text` with every spelling of each secret (raw, escaped as Python would, base64)
+    replaced by REDACTED."""
+    for secret in secrets:
+        if secret:
+            for form in _spellings(secret):
+                text = text.replace(form, REDACTED)
+    return text
 
 
 def _spellings(token: str) -> list[str]:

@@ -31,9 +31,9 @@ import httpx
 from rich.console import Console
 from rich.text import Text
 
-from portal_tools.backends import BACKENDS, PORTAL, SERVICE, Backend, Toolset
+from portal_tools.backends import BACKENDS, PORTAL, SERVICE, Backend, Toolset, token_variables
 from portal_tools.client import fetch
-from portal_tools.connection import Connection
+from portal_tools.connection import Connection, redact
 from portal_tools.errors import CallError, Misconfigured
 from portal_tools.exits import EXIT_CODES
 from svc_mcp.install import (
@@ -249,6 +249,8 @@ class Start:
     """The host's start-up limit for this entry, in seconds."""
     fix: str
     """What to do when it does not start."""
+    secrets: tuple[str, ...] = ()
+    """Token values the start may echo in an error (a header httpx refuses, say); redacted."""
 
 
 def startup_limit(client: Client, entry: Mapping[str, Any], environ: Mapping[str, str]) -> float:
@@ -292,7 +294,15 @@ def prepare_entry(
             f"start it (`svc-mcp --http`) and check the URL and {GATEWAY_TOKEN_VARIABLE} in the "
             f"host's environment, or {again}"
         )
-        return Start(client, check, where, again, what, connect, None, data, limit, fix)
+        # The gateway token, and whatever a header written in plain text carries after its scheme.
+        headers = [
+            str(v) for _, v in _items(entry.get("headers")) + _items(entry.get("http_headers"))
+        ]
+        secrets = (
+            environ.get(GATEWAY_TOKEN_VARIABLE, ""),
+            *(value.rpartition(" ")[2] for value in headers if "${" not in value),
+        )
+        return Start(client, check, where, again, what, connect, None, data, limit, fix, secrets)
     command = entry.get("command")
     if not isinstance(command, str) or not command:
         return _fail(check, "misconfigured", f"{where}: the entry has no command; {again}")
@@ -317,7 +327,8 @@ def prepare_entry(
     what = " ".join([command, *args])
     limit = startup_limit(client, entry, environ)
     fix = f"run it in a terminal to see why, or {again}"
-    return Start(client, check, where, again, what, run, names, data, limit, fix)
+    secrets = tuple(value for name, value in env.items() if name in token_variables())
+    return Start(client, check, where, again, what, run, names, data, limit, fix, secrets)
 
 
 async def start_entry(start: Start) -> Finding:
@@ -341,7 +352,8 @@ async def start_entry(start: Start) -> Finding:
         cause: BaseException = exc
         while isinstance(cause, BaseExceptionGroup) and cause.exceptions:  # a task group's cause
             cause = cause.exceptions[0]
-        reason = " ".join(str(cause).split())[:200] or type(cause).__name__
+        said = redact(str(cause), start.secrets)
+        reason = " ".join(said.split())[:200] or type(cause).__name__
         message = f"{where}: {what} did not answer as an MCP server ({reason}); {start.fix}"
         return _fail(check, "misconfigured", message, **data)
     seconds = time.monotonic() - began
