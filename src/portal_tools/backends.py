@@ -136,6 +136,9 @@ SERVICE = Backend(
 
 BACKENDS: tuple[Backend, ...] = (SERVICE, PORTAL)
 
+GATEWAY_TOKEN_VARIABLE = "SVC_MCP_GATEWAY_TOKEN"  # noqa: S105 (a variable's name)
+"""Not a backend's: the bearer token `svc-mcp --http` demands, and host entries reference."""
+
 
 def backend_variables() -> tuple[str, ...]:
     """Every variable the client side reads to find and authenticate to its backends."""

@@ -29,7 +29,13 @@ from pathlib import Path
 
 import httpx
 
-from portal_tools.backends import PORTAL, SERVICE, Backend, backend_variables
+from portal_tools.backends import (
+    GATEWAY_TOKEN_VARIABLE,
+    PORTAL,
+    SERVICE,
+    Backend,
+    backend_variables,
+)
 from server_stub.portal.admin import issue_session
 from server_stub.portal.demo_data import write_demo_data
 from server_stub.service.demo_data import write_demo_database
@@ -43,7 +49,7 @@ START_TIMEOUT = 30.0
 STOP_TIMEOUT = 5.0
 
 _OUR_PREFIXES = ("PORTAL_", "SERVICE_")
-_OUR_NAMES = frozenset({"SVC_MCP_GATEWAY_TOKEN", *backend_variables()})
+_OUR_NAMES = frozenset({GATEWAY_TOKEN_VARIABLE, *backend_variables()})
 
 
 class DemoFailed(Exception):

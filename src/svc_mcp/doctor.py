@@ -31,14 +31,21 @@ import httpx
 from rich.console import Console
 from rich.text import Text
 
-from portal_tools.backends import BACKENDS, PORTAL, SERVICE, Backend, Toolset, token_variables
+from portal_tools.backends import (
+    BACKENDS,
+    GATEWAY_TOKEN_VARIABLE,
+    PORTAL,
+    SERVICE,
+    Backend,
+    Toolset,
+    token_variables,
+)
 from portal_tools.client import fetch
 from portal_tools.connection import Connection, redact
 from portal_tools.errors import CallError, Misconfigured
 from portal_tools.exits import EXIT_CODES
 from svc_mcp.install import (
     CLIENTS,
-    GATEWAY_TOKEN_VARIABLE,
     HOSTS,
     PACKAGE,
     Client,

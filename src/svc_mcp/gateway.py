@@ -23,12 +23,12 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from portal_tools.backends import GATEWAY_TOKEN_VARIABLE
 from portal_tools.client import new_http_client
 from portal_tools.toolspec import ToolSpec
 from svc_mcp.server import build_server
 from svc_serving.bounded import HeadLimitedHttpTools, is_loopback
 
-TOKEN_VARIABLE = "SVC_MCP_GATEWAY_TOKEN"  # noqa: S105 (a variable name)
 MIN_TOKEN_CHARS = 32
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 TUNNEL_HINT = "or keep the loopback default and tunnel: ssh -N -L 8765:127.0.0.1:8765 <host>"
@@ -50,7 +50,7 @@ class GatewayOptions:
 
 def gateway_token() -> str | None:
     """`SVC_MCP_GATEWAY_TOKEN` without surrounding white space; None when unset or empty."""
-    return os.environ.get(TOKEN_VARIABLE, "").strip() or None
+    return os.environ.get(GATEWAY_TOKEN_VARIABLE, "").strip() or None
 
 
 def required_token(options: GatewayOptions, token: str | None) -> str | None:

@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Literal
 import tomlkit
 import tomlkit.exceptions
 
-from portal_tools.backends import backend_variables, token_variables
+from portal_tools.backends import GATEWAY_TOKEN_VARIABLE, backend_variables, token_variables
 from portal_tools.connection import TIMEOUT_VARIABLE
 
 Client = Literal["claude", "claude-code", "cursor", "vscode", "windsurf", "gemini", "codex"]
@@ -52,7 +52,6 @@ GITHUB_URL = "https://github.com/svc-mcp/svc-mcp"
 DEFAULT_INDEX = "https://pypi.org/simple"
 INDEX_VARIABLES = ("UV_DEFAULT_INDEX", "UV_INDEX_URL", "PIP_INDEX_URL")
 """Where `--source pypi` looks when --index-url is not given, the first one set wins."""
-GATEWAY_TOKEN_VARIABLE = "SVC_MCP_GATEWAY_TOKEN"  # noqa: S105 (a name) - svc_mcp.gateway's
 VSCODE_INPUT_ID = "svc-mcp-gateway-token"
 # Besides the backends' own variables, the server reads these two (the CA bundle httpx trusts,
 # and the request timeout); an entry may set them, and Gemini CLI must be told to pass them.

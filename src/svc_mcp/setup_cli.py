@@ -15,10 +15,10 @@ from typing import Annotated, Any
 
 import typer
 
+from portal_tools.backends import GATEWAY_TOKEN_VARIABLE
 from portal_tools.exits import fail
 from svc_mcp.install import (
     ENV_KEYS,
-    GATEWAY_TOKEN_VARIABLE,
     HOSTS,
     Change,
     Client,
