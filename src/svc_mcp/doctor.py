@@ -142,7 +142,9 @@ def _read(backend: Backend) -> Connection | Finding:
 # ------------------------------------------------------------------------------------ running
 
 
-def diagnose(toolsets: Collection[Toolset], name: str) -> list[Finding]:
+def diagnose(
+    toolsets: Collection[Toolset], name: str, *, trust_project: bool = False
+) -> list[Finding]:
     """All findings in a stable order: per backend its settings and checks, then the hosts."""
     environ = os.environ
     reads = [(backend, _read(backend)) for backend in BACKENDS if backend.toolset in toolsets]
@@ -156,5 +158,10 @@ def diagnose(toolsets: Collection[Toolset], name: str) -> list[Finding]:
             findings += _setting_findings(backend, read, environ)
             findings += next(results)
     return findings + host_findings(
-        name, home=Path.home(), cwd=Path.cwd(), platform=current_platform(), environ=environ
+        name,
+        home=Path.home(),
+        cwd=Path.cwd(),
+        platform=current_platform(),
+        environ=environ,
+        trust_project=trust_project,
     )

@@ -35,6 +35,7 @@ from svc_mcp.hosts.runners import (
     find_checkout,
     index_url,
     launch_command,
+    own_version,
     this_installation,
 )
 from svc_mcp.hosts.table import HOSTS, Host, Scope, current_platform, find_host, hosts_help
@@ -134,6 +135,14 @@ def install(
         str | None,
         typer.Option("--uv", help="uv's absolute path, for a checkout (default: on PATH)."),
     ] = None,
+    unpinned: Annotated[
+        bool,
+        typer.Option(
+            "--unpinned",
+            help="With --source pypi or github: run whatever is newest at each host start, not "
+            "this installation's version (the default pins it).",
+        ),
+    ] = False,
     index_url: Annotated[
         str | None,
         typer.Option(
@@ -158,6 +167,7 @@ def install(
                 "--uvx": uvx is not None,
                 "--uv": uv is not None,
                 "--index-url": index_url is not None,
+                "--unpinned": unpinned,
             }
             if given := [option for option, value in local.items() if value]:
                 raise InstallError(
@@ -167,7 +177,15 @@ def install(
             entry, inputs = http_entry(host, http, http_token, os.environ)
         else:
             entry = _stdio_entry(
-                host, source, scope, env or [], env_refs, uvx, uv, index_url, check=not print_only
+                host,
+                source,
+                scope,
+                env or [],
+                env_refs,
+                Runners(uvx=uvx, uv=uv),
+                index_url,
+                check=not print_only,
+                unpinned=unpinned,
             )
         change = plan_install(host, path, name, entry, inputs)
         if print_only:
@@ -185,18 +203,20 @@ def _stdio_entry(
     scope: Scope,
     pairs: list[str],
     env_refs: bool | None,
-    uvx: str | None,
-    uv: str | None,
+    given: Runners,
     index_option: str | None,
     *,
     check: bool,
+    unpinned: bool,
 ) -> dict[str, Any]:
     """The local entry; with `check` (not for --print, which writes nothing) its command must
-    exist and, for pypi, the index must have the package."""
+    exist and, for pypi, the index must have the package (in the pinned version)."""
+    if unpinned and source not in ("pypi", "github"):
+        raise InstallError("--unpinned is for --source pypi or github, which fetch svc-mcp")
     found = this_installation(os.environ)
     runners = Runners(
-        uvx=uvx or found.uvx,
-        uv=uv or found.uv,
+        uvx=given.uvx or found.uvx,
+        uv=given.uv or found.uv,
         script=found.script,
         checkout=(
             find_checkout([Path(__file__).resolve().parent, Path.cwd()])
@@ -205,9 +225,9 @@ def _stdio_entry(
         ),
     )
     index = index_url(index_option, os.environ) if source == "pypi" else None
-    command = launch_command(source, runners, index_url=index, check=check)
+    command = launch_command(source, runners, index_url=index, check=check, unpinned=unpinned)
     if index is not None and check:
-        check_on_index(index)
+        check_on_index(index, version=None if unpinned else own_version())
     if env_refs is None:
         env_refs = scope == "project" and host.takes_references
     return server_entry(host, command, install_env(pairs, os.environ), env_refs=env_refs)
@@ -250,6 +270,14 @@ def doctor(
     ] = "portal,analytics",
     name: NameOption = "svc",
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines even on a terminal.")] = False,
+    trust_project: Annotated[
+        bool,
+        typer.Option(
+            "--trust-project",
+            help="Also start the entries in this folder's project files (read them first: "
+            "their author chose the command). Without it they are only listed.",
+        ),
+    ] = False,
 ) -> None:
     """Check settings, backends, tokens and MCP hosts; exit 0 only when everything needed works."""
     from svc_mcp.doctor import diagnose
@@ -260,7 +288,7 @@ def doctor(
         selected = parse_toolsets(toolsets)
     except ValueError as error:
         fail(PROG, "usage", f"--toolsets: {error}")
-    findings = diagnose(selected, name)
+    findings = diagnose(selected, name, trust_project=trust_project)
     print_findings(findings, as_json=as_json)
     raise typer.Exit(exit_code(findings))
 

@@ -29,6 +29,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from svc_mcp.hosts.runners import GITHUB_URL
 from svc_mcp.hosts.table import HOSTS
 from svc_mcp.table import TOOLS
 from tests.install.conftest import CLEARED, HOST_NAMES, FakeIndex, Home, RunCli, servers_of
@@ -250,7 +251,7 @@ def test_doctor_fails_with_the_fix_on_entries_that_cannot_start(
             "command": str(uvx),
             "args": ["--default-index", fake_index.without_package, "svc-mcp"],
         },
-        "windsurf": {"command": str(uvx), "args": ["--from", "git+https://x/y", "svc-mcp"]},
+        "windsurf": {"command": str(uvx), "args": ["--from", f"git+{GITHUB_URL}", "svc-mcp"]},
         "gemini": {"httpUrl": f"http://127.0.0.1:{free_port()}/mcp"},  # no gateway there
     }
     for client, entry in entries.items():
@@ -258,7 +259,8 @@ def test_doctor_fails_with_the_fix_on_entries_that_cannot_start(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"mcpServers": {"svc": entry}}))
     # Codex waits `startup_timeout_sec` for a server that starts but never answers.
-    slow = fake_home.home / "bin" / "slow"
+    slow = fake_home.home / "slow" / "svc-mcp"
+    slow.parent.mkdir()
     slow.write_text("#!/bin/sh\nexec sleep 30\n")
     slow.chmod(0o755)
     codex = fake_home.user_file("codex")

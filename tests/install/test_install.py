@@ -15,7 +15,7 @@ from svc_mcp.hosts.entries import ENV_KEYS, plain_secrets
 from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.files import strip_jsonc
 from svc_mcp.hosts.plan import read_entry
-from svc_mcp.hosts.runners import Runners, find_checkout, launch_command
+from svc_mcp.hosts.runners import Runners, find_checkout, launch_command, own_version
 from svc_mcp.hosts.table import HOSTS, Platform, Scope
 from tests.install.conftest import (
     HOST_NAMES,
@@ -31,7 +31,8 @@ from tests.support import ROOT
 
 UVX = sys.executable  # any executable file stands in for uvx where nothing runs it
 SRC = ("--source", "github", "--uvx", UVX)
-GH_ARGS = ["--from", "git+https://github.com/svc-mcp/svc-mcp", "svc-mcp"]
+VERSION = own_version()
+GH_ARGS = ["--from", f"git+https://github.com/svc-mcp/svc-mcp@v{VERSION}", "svc-mcp"]
 PORTAL = {"PORTAL_API_BASE": "http://portal.example:8081"}
 SERVICE_SECRET = "svc-secret-token-value-0123456789abcdef"
 PORTAL_SECRET = "portal-secret-session-value-abcdef012345"
@@ -66,7 +67,7 @@ def fresh_file(client: str) -> str:
     if HOSTS[client].file_format == "toml":
         return (
             f'[mcp_servers.svc]\ncommand = "{UVX}"\n'
-            'args = ["--from", "git+https://github.com/svc-mcp/svc-mcp", "svc-mcp"]\n\n'
+            f'args = ["--from", "git+https://github.com/svc-mcp/svc-mcp@v{VERSION}", "svc-mcp"]\n\n'
             '[mcp_servers.svc.env]\nPORTAL_API_BASE = "http://portal.example:8081"\n'
         )
     servers = {"svc": expected_entry(client, PORTAL)}
@@ -478,7 +479,7 @@ def test_sources_run_this_installation_pypi_github_or_this_checkout(
         "here": (uv, run),
         "local": (uv, run),
         "github": (UVX, GH_ARGS),
-        "pypi": (UVX, ["--default-index", fake_index.with_package, "svc-mcp"]),
+        "pypi": (UVX, ["--default-index", fake_index.with_package, f"svc-mcp=={VERSION}"]),
     }
     for source, (command, args) in expected.items():
         result = run_cli(
@@ -534,7 +535,7 @@ def test_pypi_is_refused_when_the_index_lacks_the_package(
         "--print",
     )
     assert default.returncode == 0  # --print neither checks nor writes
-    assert json.loads(default.stdout)["mcpServers"]["svc"]["args"] == ["svc-mcp"]
+    assert json.loads(default.stdout)["mcpServers"]["svc"]["args"] == [f"svc-mcp=={VERSION}"]
 
 
 @pytest.mark.parametrize(

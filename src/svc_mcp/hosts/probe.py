@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
@@ -19,16 +18,24 @@ from portal_tools.backends import GATEWAY_TOKEN_VARIABLE, token_variables
 from portal_tools.connection import redact
 from svc_mcp.findings import Finding, failure
 from svc_mcp.hosts.errors import InstallError
+from svc_mcp.hosts.expansion import entry_env, entry_headers
 from svc_mcp.hosts.plan import read_entry
-from svc_mcp.hosts.runners import PACKAGE, check_on_index, index_url
+from svc_mcp.hosts.runners import PACKAGE, check_on_index, index_url, runs_svc_mcp
 from svc_mcp.hosts.table import HOSTS, Host, Platform, Scope
 
 
 def host_findings(
-    name: str, *, home: Path, cwd: Path, platform: Platform, environ: Mapping[str, str]
+    name: str,
+    *,
+    home: Path,
+    cwd: Path,
+    platform: Platform,
+    environ: Mapping[str, str],
+    trust_project: bool = False,
 ) -> list[Finding]:
     """Every host configuration (user and project) that holds an entry called `name`, each
-    started as its host would start it (see `probe_entry`)."""
+    started as its host would start it (see `prepare_entry`); a project's entries only with
+    `trust_project`."""
     found: list[tuple[Host, Scope, Path, dict[str, Any]]] = []
     seen: set[Path] = set()
     for host in HOSTS.values():
@@ -45,7 +52,10 @@ def host_findings(
         )
         return [Finding("hosts", "warn", message)]
 
-    prepared = [prepare_entry(*item, environ=environ) for item in found]
+    prepared = [
+        prepare_entry(*item, environ=environ, trusted=item[1] == "user" or trust_project)
+        for item in found
+    ]
 
     async def probe_all() -> list[Finding]:
         # One at a time, as a host starts its own: entries starting side by side would share the
@@ -75,6 +85,8 @@ class Start:
     """What to do when it does not start."""
     secrets: tuple[str, ...] = ()
     """Token values the start may echo in an error (a header httpx refuses, say); redacted."""
+    left_out: tuple[str, ...] = ()
+    """References in the entry that were not passed: not svc-mcp's variables."""
 
 
 def prepare_entry(
@@ -84,9 +96,11 @@ def prepare_entry(
     entry: Mapping[str, Any],
     *,
     environ: Mapping[str, str],
+    trusted: bool,
 ) -> Start | Finding:
-    """What starting the entry takes, or the finding that it cannot start: no command, a command
-    by bare name (advice), one that is not there, or a package its index does not have."""
+    """What starting the entry takes, or the finding that it is not started: a project's entry
+    the person has not trusted, a command that is not svc-mcp, no command, one by bare name
+    (advice), one that is not there, or a package its index does not have."""
     check = f"host.{host.name}.{scope}"
     where = f"{host.label} ({scope}, {path})"
     again = f"run `svc-mcp install --client {host.name} --scope {scope}` again"
@@ -94,28 +108,40 @@ def prepare_entry(
     data: dict[str, object] = {"path": str(path)}
     if isinstance(url, str):
         data["url"] = url
+        headers = entry_headers(host, entry, environ)
+        if not trusted:
+            return _untrusted(check, where, f"connect to {url}", headers.left_out, data)
 
         def connect() -> Coroutine[Any, Any, int]:
-            return _http_session(host, url, entry, environ)
+            return _http_session(url, headers.values)
 
-        what = f"the gateway at {url}"
-        limit = host.startup.of(entry, environ)
         fix = (
             f"start it (`svc-mcp --http`) and check the URL and {GATEWAY_TOKEN_VARIABLE} in the "
             f"host's environment, or {again}"
         )
-        # The gateway token, and whatever a header written in plain text carries after its scheme.
-        headers = [str(v) for _, v in _items(entry.get(host.headers_key))]
-        secrets = (
-            environ.get(GATEWAY_TOKEN_VARIABLE, ""),
-            *(value.rpartition(" ")[2] for value in headers if "${" not in value),
-        )
-        return Start(host, check, where, again, what, connect, None, data, limit, fix, secrets)
+        # The gateway token, and whatever a header carries after its scheme.
+        secrets = tuple(value.rpartition(" ")[2] for value in headers.values.values())
+        what = f"the gateway at {url}"
+        limit = host.startup.of(entry, environ)
+        return Start(
+            host, check, where, again, what, connect, None, data, limit, fix, secrets,
+            headers.left_out,
+        )  # fmt: skip
     command = entry.get("command")
     if not isinstance(command, str) or not command:
         return failure(check, "misconfigured", f"{where}: the entry has no command; {again}")
     data["command"] = command
     args = _strings(entry.get("args"))
+    what = " ".join([command, *args])
+    env = entry_env(host, entry, environ)
+    if not runs_svc_mcp(command, args):
+        message = (
+            f"{where}: foreign, not started: it runs `{what}`, which is not svc-mcp as install "
+            f"writes it; if it should be svc-mcp, {again}"
+        )
+        return Finding(check, "warn", message, data=data | {"started": False, "foreign": True})
+    if not trusted:
+        return _untrusted(check, where, f"run `{what}`", env.left_out, data)
     if not Path(command).is_absolute():
         message = f"{where} runs {command!r} by name, which a GUI host may not find; {again}"
         return Finding(check, "warn", message, data=data)
@@ -126,18 +152,36 @@ def prepare_entry(
         _check_index(command, args, environ)
     except InstallError as error:
         return failure(check, "misconfigured", f"{where}: {error}; {again}", **data)
-    env = _host_env(host, entry, environ)
 
     def run() -> Coroutine[Any, Any, int]:
-        return _stdio_session(command, args, env)
+        return _stdio_session(command, args, env.values)
 
-    passed = _strings(entry.get(host.env_vars_key)) if host.env_vars_key else []
-    names = ", ".join(_strings(entry.get("env")) + passed)
-    what = " ".join([command, *args])
+    names = ", ".join(env.values)
     limit = host.startup.of(entry, environ)
     fix = f"run it in a terminal to see why, or {again}"
-    secrets = tuple(value for name, value in env.items() if name in token_variables())
-    return Start(host, check, where, again, what, run, names, data, limit, fix, secrets)
+    secrets = tuple(value for name, value in env.values.items() if name in token_variables())
+    return Start(
+        host, check, where, again, what, run, names, data, limit, fix, secrets, env.left_out
+    )
+
+
+def _untrusted(
+    check: str, where: str, would: str, left_out: tuple[str, ...], data: dict[str, object]
+) -> Finding:
+    """A project's entry, not started: the project's author wrote it, and every host asks the
+    person before it starts one."""
+    message = (
+        f"{where}: not started: a project's file is its author's, and it would {would}"
+        f"{_left_out_note(left_out)}; read it, then run `svc-mcp doctor --trust-project` to "
+        "start it"
+    )
+    return Finding(check, "warn", message, data=data | {"started": False})
+
+
+def _left_out_note(left_out: tuple[str, ...]) -> str:
+    if not left_out:
+        return ""
+    return f" (not passed, not svc-mcp's: {', '.join(dict.fromkeys(left_out))})"
 
 
 async def start_entry(start: Start) -> Finding:
@@ -163,49 +207,27 @@ async def start_entry(start: Start) -> Finding:
             cause = cause.exceptions[0]
         said = redact(str(cause), start.secrets)
         reason = " ".join(said.split())[:200] or type(cause).__name__
-        message = f"{where}: {what} did not answer as an MCP server ({reason}); {start.fix}"
+        message = (
+            f"{where}: {what} did not answer as an MCP server ({reason}); {start.fix}"
+            f"{_left_out_note(start.left_out)}"
+        )
         return failure(check, "misconfigured", message, **data)
     seconds = time.monotonic() - began
     message = f"{where}: {what} listed {tools} tools in {seconds:.1f} s (limit {limit:g} s)"
     if start.show_env is not None:
         message += f"; env: {start.show_env or 'none'}"
+    message += _left_out_note(start.left_out)
     return Finding(check, "ok", message, data=data | {"seconds": round(seconds, 2), "tools": tools})
 
 
 def _check_index(command: str, args: list[str], environ: Mapping[str, str]) -> None:
     """For an entry that runs the release from a package index (`uvx [--default-index URL]
-    svc-mcp`): `InstallError` when the index cannot give it."""
-    if Path(command).name != "uvx" or not args or args[-1] != PACKAGE or "--from" in args:
+    svc-mcp[==VERSION]`): `InstallError` when the index cannot give it."""
+    package, _, version = args[-1].partition("==") if args else ("", "", "")
+    if Path(command).name != "uvx" or package != PACKAGE or "--from" in args:
         return
     given = args[args.index("--default-index") + 1] if "--default-index" in args else None
-    check_on_index(index_url(given, environ))
-
-
-_REFERENCE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
-
-
-def _expand(value: str, environ: Mapping[str, str], *, dollar: bool) -> str:
-    """A host's reference to an environment variable replaced by its value (empty if unset)."""
-
-    def one(match: re.Match[str]) -> str:
-        if match.group(2) is not None and not dollar:
-            return match.group(0)
-        return environ.get(match.group(1) or match.group(2), "")
-
-    return _REFERENCE.sub(one, value)
-
-
-def _host_env(host: Host, entry: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, str]:
-    dollar = host.expands_bare_dollar
-    env = entry.get("env")
-    result = {
-        str(key): _expand(str(value), environ, dollar=dollar)
-        for key, value in (env.items() if isinstance(env, dict) else [])
-    }
-    for name in _strings(entry.get(host.env_vars_key)) if host.env_vars_key else []:
-        if name in environ:
-            result[name] = environ[name]
-    return result
+    check_on_index(index_url(given, environ), version=version or None)
 
 
 async def _stdio_session(command: str, args: list[str], env: dict[str, str]) -> int:
@@ -221,24 +243,11 @@ async def _stdio_session(command: str, args: list[str], env: dict[str, str]) -> 
             return len((await session.list_tools()).tools)
 
 
-async def _http_session(
-    host: Host, url: str, entry: Mapping[str, Any], environ: Mapping[str, str]
-) -> int:
+async def _http_session(url: str, headers: Mapping[str, str]) -> int:
     import httpx2
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    headers = {
-        str(key): _expand(str(value), environ, dollar=host.expands_bare_dollar)
-        for key, value in _items(entry.get(host.headers_key))
-    }
-    token = environ.get(GATEWAY_TOKEN_VARIABLE, "")
-    for key, value in headers.items():
-        # A host prompts for its password input; doctor takes it from the environment.
-        headers[key] = re.sub(r"\$\{input:[^}]*\}", lambda _: token, value)
-    bearer = entry.get(host.bearer_variable_key) if host.bearer_variable_key else None
-    if isinstance(bearer, str):
-        headers["Authorization"] = f"Bearer {environ.get(bearer, '')}"
     statuses: list[int] = []
 
     async def record(response: httpx2.Response) -> None:
@@ -258,10 +267,6 @@ async def _http_session(
         if status is None:
             raise
         raise RuntimeError(refused.get(status, f"HTTP {status}")) from None
-
-
-def _items(value: object) -> list[tuple[object, object]]:
-    return list(value.items()) if isinstance(value, dict) else []
 
 
 def _strings(value: object) -> list[str]:

@@ -6,11 +6,13 @@ pypi` first asks the package index whether it has a release.
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
+import re
 import shutil
 import sys
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -38,9 +40,15 @@ class Runners:
 
 
 def launch_command(
-    source: Source, runners: Runners, *, index_url: str | None = None, check: bool = True
+    source: Source,
+    runners: Runners,
+    *,
+    index_url: str | None = None,
+    check: bool = True,
+    unpinned: bool = False,
 ) -> list[str]:
-    """`command` followed by `args`. `here` is this installation; the others fetch svc-mcp.
+    """`command` followed by `args`. `here` is this installation; the others fetch svc-mcp, pinned
+    to this installation's version (its release tag for github) unless `unpinned`.
     With `check` (not for --print), the command must be an executable file."""
     if source == "here":
         if runners.checkout is not None:
@@ -64,9 +72,15 @@ def launch_command(
         return [need(runners.uv, "uv", "--uv", check=check), *_uv_run(runners.checkout)]
     uvx = need(runners.uvx, "uvx", "--uvx", check=check)
     if source == "github":
-        return [uvx, "--from", f"git+{GITHUB_URL}", PACKAGE]
+        pin = "" if unpinned else f"@v{own_version()}"
+        return [uvx, "--from", f"git+{GITHUB_URL}{pin}", PACKAGE]
     index = [] if index_url in (None, DEFAULT_INDEX) else ["--default-index", str(index_url)]
-    return [uvx, *index, PACKAGE]
+    return [uvx, *index, PACKAGE if unpinned else f"{PACKAGE}=={own_version()}"]
+
+
+def own_version() -> str:
+    """The version of svc-mcp running this command."""
+    return importlib.metadata.version(PACKAGE)
 
 
 def _uv_run(checkout: Path) -> list[str]:
@@ -107,8 +121,8 @@ def index_url(option: str | None, environ: Mapping[str, str]) -> str:
     return index
 
 
-def check_on_index(index: str, package: str = PACKAGE) -> None:
-    """Refused unless the index (PEP 503 simple API) lists the package."""
+def check_on_index(index: str, package: str = PACKAGE, *, version: str | None = None) -> None:
+    """Refused unless the index (PEP 503 simple API) lists the package (in `version`, if given)."""
     import httpx  # only `--source pypi` and doctor pay for it
 
     url = f"{index.rstrip('/')}/{package}/"
@@ -130,6 +144,13 @@ def check_on_index(index: str, package: str = PACKAGE) -> None:
         raise IndexUnreachable(
             f"the package index {index} answered {response.status_code} for {package}; "
             "try again, or drop --source to run this installation"
+        )
+    name = re.escape(package).replace(r"\-", "[-_.]")
+    if version and not re.search(rf"{name}-{re.escape(version)}[.-]", response.text, re.I):
+        raise InstallError(
+            f"the package index {index} has no {package} {version} (the version running this "
+            "install, which the entry pins): pass --unpinned to run the newest release there, or "
+            "drop --source to run this installation"
         )
 
 
@@ -178,3 +199,24 @@ def _is_our_project(pyproject: Path) -> bool:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return False
     return isinstance(project, dict) and project.get("name") == PACKAGE
+
+
+_PINNED_GIT = re.compile(rf"git\+{re.escape(GITHUB_URL)}(?:@[\w.\-/]+)?")
+_PINNED_PACKAGE = re.compile(rf"{re.escape(PACKAGE)}(?:==[\w.!+\-]+)?")
+
+
+def runs_svc_mcp(command: str, args: Sequence[str]) -> bool:
+    """Whether `command args` is svc-mcp as install writes it, from any source, pinned or not."""
+    program = Path(command).name.removesuffix(".exe")
+    rest = list(args)
+    if program == PACKAGE:
+        return not rest
+    if program == "uv":
+        return len(rest) == 4 and rest[:2] == ["run", "--project"] and rest[3] == PACKAGE
+    if program != "uvx":
+        return False
+    if rest[:1] == ["--from"]:
+        return len(rest) == 3 and bool(_PINNED_GIT.fullmatch(rest[1])) and rest[2] == PACKAGE
+    if rest[:1] == ["--default-index"]:
+        rest = rest[2:]
+    return len(rest) == 1 and bool(_PINNED_PACKAGE.fullmatch(rest[0]))
