@@ -29,6 +29,7 @@ from portal_tools.client import fetch
 from portal_tools.connection import Connection
 from portal_tools.errors import CallError, Misconfigured
 from svc_mcp.findings import Finding, failed, failure
+from svc_mcp.hosts.cleartext import cleartext_host, refusal
 from svc_mcp.hosts.probe import host_findings
 from svc_mcp.hosts.table import current_platform
 
@@ -134,9 +135,15 @@ async def _check_backends(
 
 def _read(backend: Backend) -> Connection | Finding:
     try:
-        return backend.connect()
+        connection = backend.connect()
     except Misconfigured as error:
         return failed(f"{backend.name}.settings", error)
+    host = cleartext_host(connection.base_url, os.environ) if connection.token else None
+    if host is not None:
+        what = f"the {backend.name} token"
+        message = f"{refusal(what, backend.base_url_variable, host)}; nothing was sent"
+        return failure(f"{backend.name}.settings", "misconfigured", message)
+    return connection
 
 
 # ------------------------------------------------------------------------------------ running

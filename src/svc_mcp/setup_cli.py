@@ -26,7 +26,7 @@ from svc_mcp.hosts.entries import (
     server_entry,
 )
 from svc_mcp.hosts.errors import InstallError
-from svc_mcp.hosts.plan import apply, plan_install, plan_uninstall, remove_backup
+from svc_mcp.hosts.plan import apply, plan_install, plan_uninstall
 from svc_mcp.hosts.report import PROG, backup_note, mode_note, report_install, say
 from svc_mcp.hosts.runners import (
     Runners,
@@ -191,7 +191,7 @@ def install(
         if print_only:
             sys.stdout.write(change.text)
         else:
-            change = apply(change)
+            change = apply(change, project=_project(scope))
     except InstallError as error:
         fail(PROG, error.kind, str(error))
     report_install(host, scope, name, change, plain_secrets(entry), print_only)
@@ -243,19 +243,15 @@ def uninstall(
     """Remove svc-mcp's entry from an MCP host's configuration (other servers are kept)."""
     try:
         host = find_host(client)
-        change = apply(plan_uninstall(host, _path(host, scope, config), name))
+        change = apply(
+            plan_uninstall(host, _path(host, scope, config), name), project=_project(scope)
+        )
     except InstallError as error:
         fail(PROG, error.kind, str(error))
     if not change.changed:
         say(f"{change.path} has no server called {name!r}; nothing changed")
         return
-    removed = remove_backup(change)
-    note = (
-        f" (no backup kept: the previous file held its token in plain text; {removed} removed)"
-        if removed
-        else backup_note(change)
-    )
-    say(f"removed {name!r} from {change.path}{note}")
+    say(f"removed {name!r} from {change.path}{backup_note(change)}")
     mode_note(change)
 
 
@@ -293,16 +289,28 @@ def doctor(
     raise typer.Exit(exit_code(findings))
 
 
+def _project(scope: Scope) -> Path | None:
+    return Path.cwd() if scope == "project" else None
+
+
 def _path(host: Host, scope: Scope, config: Path | None) -> Path:
     if config is not None:
         return config.absolute()
-    return host.config_path(
+    path = host.config_path(
         scope,
         home=Path.home(),
         cwd=Path.cwd(),
         platform=current_platform(),
         environ=os.environ,
     )
+    leads_to, project = path.resolve(), Path.cwd().resolve()
+    if scope == "project" and not leads_to.is_relative_to(project):
+        raise InstallError(
+            f"{path} leads to {leads_to}, outside the project {project}: a project's file is "
+            "written only inside the project; remove the link, or pass --config with the file "
+            "you mean"
+        )
+    return path
 
 
 def main(args: Sequence[str], prog_name: str = PROG) -> None:

@@ -33,7 +33,7 @@ UVX = sys.executable  # any executable file stands in for uvx where nothing runs
 SRC = ("--source", "github", "--uvx", UVX)
 VERSION = own_version()
 GH_ARGS = ["--from", f"git+https://github.com/svc-mcp/svc-mcp@v{VERSION}", "svc-mcp"]
-PORTAL = {"PORTAL_API_BASE": "http://portal.example:8081"}
+PORTAL = {"PORTAL_API_BASE": "https://portal.example:8081"}
 SERVICE_SECRET = "svc-secret-token-value-0123456789abcdef"
 PORTAL_SECRET = "portal-secret-session-value-abcdef012345"
 TOKENS = {"SERVICE_API_TOKEN": SERVICE_SECRET, "PORTAL_SESSION_TOKEN": PORTAL_SECRET}
@@ -68,7 +68,7 @@ def fresh_file(client: str) -> str:
         return (
             f'[mcp_servers.svc]\ncommand = "{UVX}"\n'
             f'args = ["--from", "git+https://github.com/svc-mcp/svc-mcp@v{VERSION}", "svc-mcp"]\n\n'
-            '[mcp_servers.svc.env]\nPORTAL_API_BASE = "http://portal.example:8081"\n'
+            '[mcp_servers.svc.env]\nPORTAL_API_BASE = "https://portal.example:8081"\n'
         )
     servers = {"svc": expected_entry(client, PORTAL)}
     return json.dumps({HOSTS[client].servers_key: servers}, indent=2) + "\n"
@@ -300,8 +300,8 @@ def test_config_overrides_the_path_and_a_symlink_stays_a_link(
 
 def test_env_comes_from_the_environment_and_the_flags(fake_home: Home, run_cli: RunCli) -> None:
     environment = {
-        "PORTAL_API_BASE": "http://from-env:1",
-        "SERVICE_API_BASE": "http://service-from-env:2",
+        "PORTAL_API_BASE": "https://from-env:1",
+        "SERVICE_API_BASE": "https://service-from-env:2",
         "SERVICE_API_TOKEN": SERVICE_SECRET,
         "PORTAL_SESSION_TOKEN": "",  # empty counts as unset
         "SERVICE_INTEL_HMAC": "not-one-of-ours",
@@ -313,7 +313,7 @@ def test_env_comes_from_the_environment_and_the_flags(fake_home: Home, run_cli: 
         "--uvx",
         UVX,
         "--env",
-        "PORTAL_API_BASE=http://from-flag:3",
+        "PORTAL_API_BASE=https://from-flag:3",
         "--env",
         "SERVICE_API_TOKEN=",
         env=environment,
@@ -321,8 +321,8 @@ def test_env_comes_from_the_environment_and_the_flags(fake_home: Home, run_cli: 
     assert result.returncode == 0, result.stderr
     entry = servers_of("cursor", fake_home.user_file("cursor"))["svc"]
     assert entry["env"] == {
-        "SERVICE_API_BASE": "http://service-from-env:2",
-        "PORTAL_API_BASE": "http://from-flag:3",
+        "SERVICE_API_BASE": "https://service-from-env:2",
+        "PORTAL_API_BASE": "https://from-flag:3",
     }
     assert "warning" not in result.stderr
 
@@ -415,7 +415,7 @@ def test_a_file_that_gets_a_token_becomes_private_and_its_backups_go(
         "claude-code",
         *SRC,
         "--env",
-        "PORTAL_API_BASE=http://x:1",
+        "PORTAL_API_BASE=https://x:1",
         env=TOKENS,
     )
     assert again.returncode == 0, again.stderr

@@ -9,8 +9,19 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from portal_tools.backends import GATEWAY_TOKEN_VARIABLE, backend_variables, token_variables
+from portal_tools.backends import (
+    BACKENDS,
+    GATEWAY_TOKEN_VARIABLE,
+    backend_variables,
+    token_variables,
+)
 from portal_tools.connection import TIMEOUT_VARIABLE
+from svc_mcp.hosts.cleartext import (
+    INSECURE_HOSTS_VARIABLE,
+    cleartext_host,
+    insecure_hosts,
+    refusal,
+)
 from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.table import HOSTS, Host
 
@@ -48,6 +59,30 @@ def install_env(pairs: Iterable[str], environ: Mapping[str, str]) -> dict[str, s
             env[key] = value
         else:
             env.pop(key, None)
+    return _checked(env, environ)
+
+
+def _checked(env: dict[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """`env`, refused when a value holds a control character, a base URL does not parse, or a
+    token would go over plain http to a host that is not loopback and not named in the opt-in
+    (which then goes into the entry too, so the server allows what install did)."""
+    for key, value in env.items():
+        if any(ord(char) < 0x20 or 0x7F <= ord(char) <= 0x9F for char in value):
+            raise InstallError(
+                f"{key} holds a control character (a line end copied from a file?); set it "
+                "again without it"
+            )
+    for backend in BACKENDS:
+        base = env.get(backend.base_url_variable)
+        if base is None:
+            continue
+        check_url(base, backend.base_url_variable, secret_in=None)
+        tokens = [name for name in backend.token_variables if env.get(name)]
+        host = cleartext_host(base, environ)
+        if tokens and host is not None:
+            raise InstallError(refusal(tokens[0], backend.base_url_variable, host))
+        if tokens and urlsplit(base).scheme == "http" and insecure_hosts(environ):
+            env[INSECURE_HOSTS_VARIABLE] = environ[INSECURE_HOSTS_VARIABLE]
     return env
 
 
@@ -66,7 +101,7 @@ def server_entry(
             "cannot be used with it"
         )
     entry: dict[str, Any] = {**host.stdio_fields, "command": command[0], "args": command[1:]}
-    ordered = {key: env[key] for key in ENV_KEYS if key in env}
+    ordered = {key: env[key] for key in (*ENV_KEYS, INSECURE_HOSTS_VARIABLE) if key in env}
     referenced = [key for key in ordered if env_refs and key in SECRET_KEYS]
     if host.env_vars_key is not None:
         entry["env"] = {key: value for key, value in ordered.items() if key not in referenced}
@@ -91,11 +126,13 @@ def http_entry(
             f"{host.label} takes no remote server in its configuration file (only local "
             "commands): install it without --http, or add the URL in its Settings > Connectors"
         )
-    check_url(url, "--http")
+    check_url(url, "--http", secret_in=GATEWAY_TOKEN_VARIABLE)
     entry: dict[str, Any] = {**host.http_fields, host.url_key: url}
     inputs: list[dict[str, Any]] = []
     if mode == "none":
         return entry, inputs
+    if (reached := cleartext_host(url, environ)) is not None:
+        raise InstallError(refusal(GATEWAY_TOKEN_VARIABLE, "--http", reached))
     value = None
     if mode == "plain":
         value = environ.get(GATEWAY_TOKEN_VARIABLE, "").strip()
@@ -120,22 +157,20 @@ def http_entry(
     return entry, inputs
 
 
-def check_url(url: str, option: str) -> None:
-    """Refused unless `url` is an http(s) URL with a host, a valid port and no credentials."""
+def check_url(url: str, option: str, *, secret_in: str | None) -> None:
+    """Refused unless `url` is an http(s) URL with a host, a valid port and no credentials (the
+    URL is not echoed: it may carry them)."""
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a bad port
     except ValueError:
         parts = None
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InstallError(
-            f"{option} takes the gateway's http:// or https:// URL, e.g. http://127.0.0.1:8765/mcp"
-        )
+        example = "http://127.0.0.1:8765/mcp" if secret_in else "https://host:port"
+        raise InstallError(f"{option} takes an http:// or https:// URL with a host, e.g. {example}")
     if parts.username or parts.password:
-        raise InstallError(
-            f"{option} must not carry a user name or password; the token goes in "
-            f"{GATEWAY_TOKEN_VARIABLE}"
-        )
+        where = f"; the token goes in {secret_in}" if secret_in else ""
+        raise InstallError(f"{option} must not carry a user name or password{where}")
 
 
 # A whole value that names a variable (`${NAME}`, `${env:NAME}`, `${input:id}`, `$NAME`),

@@ -12,6 +12,7 @@ from typing import Any
 import tomlkit
 import tomlkit.exceptions
 
+from svc_mcp.hosts.backups import write_backup
 from svc_mcp.hosts.errors import UnreadableConfig
 from svc_mcp.hosts.table import Host
 
@@ -146,23 +147,19 @@ def store(servers: Any, name: str, entry: dict[str, Any]) -> None:
             existing[key] = value
 
 
-def write_atomically(path: Path, text: str, *, private: bool) -> tuple[Path | None, int | None]:
-    """Replaces `path` with `text`, keeping the old file as `<name>.bak` (mode 0600: it may hold
-    a token); returns the backup and, when `private` narrowed it to 0600, the file's old mode.
+def write_atomically(path: Path, text: str, *, private: bool, backup: Path | None) -> int | None:
+    """Replaces `path` with `text`, first copying the old file to `backup` (0600), if given;
+    returns, when `private` narrowed it to 0600, the file's old mode.
 
     A symbolic link is followed, so a config kept in a dotfiles repository stays linked.
     """
     path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
     mode = 0o600  # a new file may hold a token
     old_mode = None
     if path.exists():
-        backup = path.with_name(path.name + ".bak")
-        backup.unlink(missing_ok=True)
-        with backup.open("xb") as handle:
-            os.chmod(backup, 0o600)
-            handle.write(path.read_bytes())
+        if backup is not None:
+            write_backup(path, backup)
         mode = path.stat().st_mode & 0o777
         if private and mode & 0o077:
             old_mode, mode = mode, 0o600
@@ -177,7 +174,7 @@ def write_atomically(path: Path, text: str, *, private: bool) -> tuple[Path | No
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
-    return backup, old_mode
+    return old_mode
 
 
 def narrow(path: Path) -> int | None:

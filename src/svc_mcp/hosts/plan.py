@@ -5,11 +5,13 @@ written, or only printed."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from svc_mcp.hosts.backups import plan_backup
 from svc_mcp.hosts.entries import ENV_KEYS, PROMPT_ID, plain_secrets
 from svc_mcp.hosts.errors import InstallError, UnreadableConfig
 from svc_mcp.hosts.files import (
@@ -67,6 +69,16 @@ class Change:
     """The mode the file had before writing narrowed it to 0600."""
     removed: Mapping[str, Any] | None = None
     """Uninstalling: the entry that was removed."""
+    old_private: bool = False
+    """The old file held a token in plain text."""
+    backup_holds_tokens: bool = False
+    dropped: Path | None = None
+    """An older backup deleted because it may hold a token the new file no longer does."""
+
+
+def _holds_tokens(servers: Any) -> bool:
+    entries = servers.values() if isinstance(servers, dict) else []
+    return any(plain_secrets(plain(e)) for e in entries if isinstance(plain(e), dict))
 
 
 def plan_install(
@@ -81,6 +93,7 @@ def plan_install(
     document = parse(path, old_text, host)
     refuse_comments(document, path)
     servers = servers_of(document, host, path, create=True)
+    old_private = _holds_tokens(servers)
     old_entry = plain(servers.get(name))
     merged = _merged(host, old_entry, entry)
     private = bool(plain_secrets(merged))
@@ -88,11 +101,12 @@ def plan_install(
     if merged == old_entry and new_inputs is None:
         return Change(path=path, text=old_text, changed=False, private=private)
     store(servers, name, merged)
+    private = _holds_tokens(servers)  # ours, or another entry's copy of one of our tokens
     if new_inputs is not None:
         document["inputs"] = new_inputs
     text = render(document, host.file_format)
     text = text if old_text.strip() else text.lstrip("\n")
-    return Change(path=path, text=text, changed=True, private=private)
+    return Change(path, text, changed=True, private=private, old_private=old_private)
 
 
 def _merged_inputs(
@@ -118,6 +132,7 @@ def plan_uninstall(host: Host, path: Path, name: str) -> Change:
     servers = servers_of(document, host, path, create=False)
     if servers is None or name not in servers:
         return Change(path=path, text=old_text, changed=False)
+    old_private = _holds_tokens(servers)
     removed = plain(servers.pop(name))
     inputs = document.get("inputs")
     if isinstance(inputs, list) and PROMPT_ID not in json.dumps(servers):
@@ -134,30 +149,41 @@ def plan_uninstall(host: Host, path: Path, name: str) -> Change:
         changed=True,
         private=private,
         removed=removed if isinstance(removed, dict) else None,
+        old_private=old_private,
     )
 
 
-def apply(change: Change) -> Change:
-    """Writes a planned change (atomically, with a 0600 backup); an unchanged plan writes
-    nothing, except narrowing the mode of a file that holds a token."""
+def apply(
+    change: Change, *, project: Path | None = None, environ: Mapping[str, str] = os.environ
+) -> Change:
+    """Writes a planned change (atomically, with a 0600 backup where `plan_backup` puts it; a
+    `project` folder never gets one that holds a token); an unchanged plan writes nothing, except
+    narrowing the mode of a file that holds a token."""
     try:
         if not change.changed:
             return replace(change, old_mode=narrow(change.path) if change.private else None)
-        backup, old_mode = write_atomically(change.path, change.text, private=change.private)
+        backup = None
+        if change.path.exists():
+            backup = plan_backup(
+                change.path,
+                old_holds=change.old_private,
+                new_holds=change.private,
+                project=project,
+                environ=environ,
+            )
+        to = backup.to if backup else None
+        old_mode = write_atomically(change.path, change.text, private=change.private, backup=to)
+        if backup and backup.stale and backup.stale != to:
+            backup.stale.unlink(missing_ok=True)
     except OSError as exc:
         raise UnreadableConfig(f"cannot write {change.path} ({exc})") from None
-    return replace(change, backup=backup, old_mode=old_mode)
-
-
-def remove_backup(change: Change) -> Path | None:
-    """Deletes the backup uninstalling made, when the removed entry held a token in plain text
-    (the backup would keep it); returns the deleted path."""
-    if change.backup is None or change.removed is None:
-        return None
-    if not plain_secrets(change.removed):
-        return None
-    change.backup.unlink(missing_ok=True)
-    return change.backup
+    return replace(
+        change,
+        backup=to,
+        old_mode=old_mode,
+        backup_holds_tokens=bool(backup and backup.holds_tokens),
+        dropped=backup.stale if backup and backup.stale != to else None,
+    )
 
 
 def read_entry(host: Host, path: Path, name: str) -> dict[str, Any] | None:

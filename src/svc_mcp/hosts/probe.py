@@ -17,6 +17,7 @@ import anyio
 from portal_tools.backends import GATEWAY_TOKEN_VARIABLE, token_variables
 from portal_tools.connection import redact
 from svc_mcp.findings import Finding, failure
+from svc_mcp.hosts.cleartext import cleartext_host, refusal
 from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.expansion import entry_env, entry_headers
 from svc_mcp.hosts.plan import read_entry
@@ -111,6 +112,10 @@ def prepare_entry(
         headers = entry_headers(host, entry, environ)
         if not trusted:
             return _untrusted(check, where, f"connect to {url}", headers.left_out, data)
+        reached = cleartext_host(url, environ) if headers.values else None
+        if reached is not None:
+            message = f"{where}: not contacted: {refusal('its token', 'the entry', reached)}"
+            return failure(check, "misconfigured", message, **data)
 
         def connect() -> Coroutine[Any, Any, int]:
             return _http_session(url, headers.values)

@@ -55,7 +55,21 @@ def mode_note(change: Change) -> None:
 
 
 def backup_note(change: Change) -> str:
-    return f" (the previous file is kept as {change.backup})" if change.backup else ""
+    if change.backup and change.backup_holds_tokens:
+        return (
+            f" (the previous file held a token in plain text; it is kept as {change.backup}, "
+            "readable by you only: delete it when you no longer need it)"
+        )
+    if change.backup:
+        return f" (the previous file is kept as {change.backup})"
+    if change.dropped:
+        return (
+            " (no backup kept: the previous file held its token in plain text; "
+            f"{change.dropped} removed)"
+        )
+    if change.old_private and change.changed:
+        return " (no backup kept: the previous file held a token in plain text, this one none)"
+    return ""
 
 
 def say(message: str) -> None:
