@@ -81,8 +81,9 @@ def install(
         Source,
         typer.Option(
             help="What the entry runs. here (default): this installation (its svc-mcp, or "
-            "`uv run --project` for a checkout); pypi: the release on the package index (checked "
-            "first); github: the main branch; local: the checkout you run this from."
+            "`uv run --project` for a checkout); pypi: this version's release on the package "
+            "index (checked first); github: this version's release tag; local: the checkout you "
+            "run this from."
         ),
     ] = "here",
     http: Annotated[
