@@ -165,3 +165,22 @@ def test_fetched_sources_are_pinned_unless_asked(fake_home: Home, run_cli: RunCl
     refused = run_cli("install", "--client", "cursor", "--unpinned", "--print")
     assert refused.returncode == 2
     assert "--unpinned is for --source pypi or github" in refused.stderr
+
+
+def test_a_token_backup_leaves_a_dotfiles_repository(
+    fake_home: Home, run_cli: RunCli, tmp_path: Path
+) -> None:
+    """A user file linked into a git work tree: its token-bearing backup goes to the state folder."""
+    dotfiles = fake_home.home / "dotfiles"
+    (dotfiles / ".git").mkdir(parents=True)
+    (dotfiles / "cursor.json").write_text("{}\n")
+    fake_home.user_file("cursor").parent.mkdir(parents=True)
+    fake_home.user_file("cursor").symlink_to(dotfiles / "cursor.json")
+    env = {"SERVICE_API_BASE": "http://127.0.0.1:8080", "XDG_STATE_HOME": str(tmp_path / "s")}
+    install = ("install", "--client", "cursor", *SRC[:-1])
+    assert run_cli(*install, env=env | {"SERVICE_API_TOKEN": FIRST}).returncode == 0
+    rotated = run_cli(*install, env=env | {"SERVICE_API_TOKEN": SECOND})
+    assert rotated.returncode == 0, rotated.stderr
+    assert sorted(p.name for p in dotfiles.iterdir()) == [".git", "cursor.json"]
+    (backup,) = (tmp_path / "s" / "svc-mcp" / "backups").iterdir()
+    assert FIRST in backup.read_text()
