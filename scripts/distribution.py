@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from portal_tools.backends import BACKENDS  # noqa: E402
-from svc_mcp.install import EXTRA_ENV, GITHUB_URL  # noqa: E402
+from svc_mcp.hosts.entries import EXTRA_ENV  # noqa: E402
+from svc_mcp.hosts.runners import GITHUB_URL  # noqa: E402
 
 REGISTRY_NAME = "io.github.svc-mcp/svc-mcp"
 SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json"

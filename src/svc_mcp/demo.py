@@ -46,7 +46,7 @@ from svc_mcp.demo_stubs import (
     stop,
 )
 from svc_mcp.demo_view import View, open_view, summarize
-from svc_mcp.install import server_entry
+from svc_mcp.hosts.entries import plain_entry
 
 PROG = "svc-mcp demo"
 MCP_COMMAND = (sys.executable, "-m", "svc_mcp")
@@ -158,7 +158,7 @@ def _show_environment(view: View, stubs: DemoStubs) -> None:
         "Then try svc-mcp get_system or svc-portal identity whoami (in a checkout, put uv run "
         "before each command)."
     )
-    entry = server_entry("claude", list(MCP_COMMAND), variables)
+    entry = plain_entry(list(MCP_COMMAND), variables)
     view.block(
         "MCP host config", json.dumps({"mcpServers": {"svc": entry}}, indent=2), language="json"
     )

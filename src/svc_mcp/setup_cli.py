@@ -9,43 +9,36 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from portal_tools.backends import GATEWAY_TOKEN_VARIABLE
 from portal_tools.exits import fail
-from svc_mcp.install import (
+from svc_mcp.hosts.entries import (
     ENV_KEYS,
-    HOSTS,
-    Change,
-    Client,
-    InstallError,
-    Runners,
-    Scope,
-    Source,
     TokenMode,
-    apply,
-    check_on_index,
     check_server_name,
-    config_path,
-    current_platform,
-    find_checkout,
     http_entry,
-    index_url,
     install_env,
-    launch_command,
     plain_secrets,
-    plan_install,
-    plan_uninstall,
-    remove_backup,
     server_entry,
+)
+from svc_mcp.hosts.errors import InstallError
+from svc_mcp.hosts.plan import apply, plan_install, plan_uninstall
+from svc_mcp.hosts.report import PROG, backup_note, mode_note, report_install, say
+from svc_mcp.hosts.runners import (
+    Runners,
+    Source,
+    check_on_index,
+    find_checkout,
+    index_url,
+    launch_command,
+    own_version,
     this_installation,
 )
-
-PROG = "svc-mcp"
+from svc_mcp.hosts.table import HOSTS, Host, Scope, current_platform, find_host, hosts_help
 
 app = typer.Typer(
     help="Set svc-mcp up in MCP hosts, and check the set-up.",
@@ -56,13 +49,15 @@ app = typer.Typer(
 )
 
 ClientOption = Annotated[
-    Client,
-    typer.Option(
-        "--client",
-        help="The MCP host: claude (Claude Desktop), claude-code, cursor, vscode, windsurf, "
-        "gemini (Gemini CLI), codex.",
-    ),
+    str,
+    typer.Option("--client", metavar="HOST", help=f"The MCP host: {hosts_help()}."),
 ]
+
+
+def _labels(which: Callable[[Host], bool]) -> str:
+    return ", ".join(host.label for host in HOSTS.values() if which(host))
+
+
 ScopeOption = Annotated[
     Scope, typer.Option("--scope", help="Your user configuration, or this project's.")
 ]
@@ -86,8 +81,9 @@ def install(
         Source,
         typer.Option(
             help="What the entry runs. here (default): this installation (its svc-mcp, or "
-            "`uv run --project` for a checkout); pypi: the release on the package index (checked "
-            "first); github: the main branch; local: the checkout you run this from."
+            "`uv run --project` for a checkout); pypi: this version's release on the package "
+            "index (checked first); github: this version's release tag; local: the checkout you "
+            "run this from."
         ),
     ] = "here",
     http: Annotated[
@@ -96,14 +92,15 @@ def install(
             "--http",
             metavar="URL",
             help="Connect to a running `svc-mcp --http` gateway at URL instead of starting a "
-            "server (not for Claude Desktop).",
+            f"server (not for {_labels(lambda h: h.url_key is None)}).",
         ),
     ] = None,
     http_token: Annotated[
         TokenMode,
         typer.Option(
             help="With --http: SVC_MCP_GATEWAY_TOKEN as a reference the host resolves (ref; a "
-            "password prompt in VS Code), its value (plain), or no token (none).",
+            f"password prompt in {_labels(lambda h: h.prompt_reference is not None)}), its value "
+            "(plain), or no token (none).",
         ),
     ] = "ref",  # noqa: S107 (a mode, not a token)
     scope: ScopeOption = "user",
@@ -122,7 +119,8 @@ def install(
         typer.Option(
             "--env-refs/--no-env-refs",
             help="Write the tokens as references the host expands from its own environment, "
-            "not as plain text (default: on for --scope project; not for Claude Desktop).",
+            "not as plain text (default: on for --scope project; not for "
+            f"{_labels(lambda h: not h.takes_references)}).",
             show_default=False,
         ),
     ] = None,
@@ -138,6 +136,14 @@ def install(
         str | None,
         typer.Option("--uv", help="uv's absolute path, for a checkout (default: on PATH)."),
     ] = None,
+    unpinned: Annotated[
+        bool,
+        typer.Option(
+            "--unpinned",
+            help="With --source pypi or github: run whatever is newest at each host start, not "
+            "this installation's version (the default pins it).",
+        ),
+    ] = False,
     index_url: Annotated[
         str | None,
         typer.Option(
@@ -150,7 +156,8 @@ def install(
 ) -> None:
     """Add svc-mcp to an MCP host's configuration (merged: nothing else in the file changes)."""
     try:
-        path = _path(client, scope, config)
+        host = find_host(client)
+        path = _path(host, scope, config)
         name = check_server_name(name)
         inputs: list[dict[str, Any]] = []
         if http is not None:
@@ -161,45 +168,56 @@ def install(
                 "--uvx": uvx is not None,
                 "--uv": uv is not None,
                 "--index-url": index_url is not None,
+                "--unpinned": unpinned,
             }
             if given := [option for option, value in local.items() if value]:
                 raise InstallError(
                     f"{', '.join(given)} shape a local entry; with --http the host connects to "
                     "the gateway, which reads its own environment: drop them"
                 )
-            entry, inputs = http_entry(client, http, http_token, os.environ)
+            entry, inputs = http_entry(host, http, http_token, os.environ)
         else:
             entry = _stdio_entry(
-                client, source, scope, env or [], env_refs, uvx, uv, index_url, check=not print_only
+                host,
+                source,
+                scope,
+                env or [],
+                env_refs,
+                Runners(uvx=uvx, uv=uv),
+                index_url,
+                check=not print_only,
+                unpinned=unpinned,
             )
-        change = plan_install(client, path, name, entry, inputs)
+        change = plan_install(host, path, name, entry, inputs)
         if print_only:
             sys.stdout.write(change.text)
         else:
-            change = apply(change)
+            change = apply(change, project=_project(scope))
     except InstallError as error:
         fail(PROG, error.kind, str(error))
-    _report_install(client, scope, name, change, plain_secrets(client, entry), print_only)
+    report_install(host, scope, name, change, plain_secrets(entry), print_only)
 
 
 def _stdio_entry(
-    client: Client,
+    host: Host,
     source: Source,
     scope: Scope,
     pairs: list[str],
     env_refs: bool | None,
-    uvx: str | None,
-    uv: str | None,
+    given: Runners,
     index_option: str | None,
     *,
     check: bool,
+    unpinned: bool,
 ) -> dict[str, Any]:
     """The local entry; with `check` (not for --print, which writes nothing) its command must
-    exist and, for pypi, the index must have the package."""
+    exist and, for pypi, the index must have the package (in the pinned version)."""
+    if unpinned and source not in ("pypi", "github"):
+        raise InstallError("--unpinned is for --source pypi or github, which fetch svc-mcp")
     found = this_installation(os.environ)
     runners = Runners(
-        uvx=uvx or found.uvx,
-        uv=uv or found.uv,
+        uvx=given.uvx or found.uvx,
+        uv=given.uv or found.uv,
         script=found.script,
         checkout=(
             find_checkout([Path(__file__).resolve().parent, Path.cwd()])
@@ -208,12 +226,12 @@ def _stdio_entry(
         ),
     )
     index = index_url(index_option, os.environ) if source == "pypi" else None
-    command = launch_command(source, runners, index_url=index, check=check)
+    command = launch_command(source, runners, index_url=index, check=check, unpinned=unpinned)
     if index is not None and check:
-        check_on_index(index)
+        check_on_index(index, version=None if unpinned else own_version())
     if env_refs is None:
-        env_refs = scope == "project" and HOSTS[client].takes_references
-    return server_entry(client, command, install_env(pairs, os.environ), env_refs=env_refs)
+        env_refs = scope == "project" and host.takes_references
+    return server_entry(host, command, install_env(pairs, os.environ), env_refs=env_refs)
 
 
 @app.command()
@@ -225,20 +243,17 @@ def uninstall(
 ) -> None:
     """Remove svc-mcp's entry from an MCP host's configuration (other servers are kept)."""
     try:
-        change = apply(plan_uninstall(client, _path(client, scope, config), name))
+        host = find_host(client)
+        change = apply(
+            plan_uninstall(host, _path(host, scope, config), name), project=_project(scope)
+        )
     except InstallError as error:
         fail(PROG, error.kind, str(error))
     if not change.changed:
-        _say(f"{change.path} has no server called {name!r}; nothing changed")
+        say(f"{change.path} has no server called {name!r}; nothing changed")
         return
-    removed = remove_backup(change)
-    note = (
-        f" (no backup kept: the previous file held its token in plain text; {removed} removed)"
-        if removed
-        else _backup_note(change)
-    )
-    _say(f"removed {name!r} from {change.path}{note}")
-    _mode_note(change)
+    say(f"removed {name!r} from {change.path}{backup_note(change)}")
+    mode_note(change)
 
 
 @app.command(epilog=MORE)
@@ -252,100 +267,77 @@ def doctor(
     ] = "portal,analytics",
     name: NameOption = "svc",
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines even on a terminal.")] = False,
+    trust_project: Annotated[
+        bool,
+        typer.Option(
+            "--trust-project",
+            help="Also start the entries in this folder's project files (read them first: "
+            "their author chose the command). Without it they are only listed.",
+        ),
+    ] = False,
 ) -> None:
     """Check settings, backends, tokens and MCP hosts; exit 0 only when everything needed works."""
-    from svc_mcp.doctor import diagnose, exit_code, print_findings
+    from svc_mcp.doctor import diagnose
+    from svc_mcp.findings import exit_code, print_findings
     from svc_mcp.table import parse_toolsets
 
     try:
         selected = parse_toolsets(toolsets)
     except ValueError as error:
         fail(PROG, "usage", f"--toolsets: {error}")
-    findings = diagnose(selected, name)
+    findings = diagnose(selected, name, trust_project=trust_project)
     print_findings(findings, as_json=as_json)
     raise typer.Exit(exit_code(findings))
 
 
-def _path(client: Client, scope: Scope, config: Path | None) -> Path:
+def _project(scope: Scope) -> Path | None:
+    return Path.cwd() if scope == "project" else None
+
+
+def _path(host: Host, scope: Scope, config: Path | None) -> Path:
     if config is not None:
         return config.absolute()
-    return config_path(
-        client,
+    path = host.config_path(
         scope,
         home=Path.home(),
         cwd=Path.cwd(),
         platform=current_platform(),
         environ=os.environ,
     )
-
-
-def _report_install(
-    client: Client, scope: Scope, name: str, change: Change, secrets: list[str], printed: bool
-) -> None:
-    host = HOSTS[client]
-    if not change.changed:
-        _say(f"{change.path} already has this {name!r} entry; nothing changed")
-    elif printed:
-        _say(f"would write {change.path} (--print: nothing was written)")
-    else:
-        _say(f"installed {name!r} for {host.label} in {change.path}{_backup_note(change)}")
-        _say(f"restart {host.label} (or reload its MCP servers) to start it")
-        if client == "gemini":
-            _say(
-                "Gemini CLI connects MCP servers only in a trusted folder: start `gemini` in your "
-                "project folder and trust it when asked (or /permissions)"
-            )
-    _mode_note(change)
-    if not secrets:
-        return
-    one = len(secrets) == 1
-    stored = "would be stored" if printed else "is stored" if one else "are stored"
-    them = "it" if one else "them"
-    advice = (
-        f"{host.label} can take it from its own environment instead: drop --http-token plain"
-        if GATEWAY_TOKEN_VARIABLE in secrets
-        else f"{host.label} can take {them} from its own environment instead: add --env-refs to "
-        "write a reference, not the value"
-        if host.takes_references
-        else f"{host.label} cannot read variables from its environment, so keep this file private"
-    )
-    if scope == "project":
-        advice += "; a project file is often committed: never commit a token"
-    _say(
-        f"warning: {' and '.join(secrets)} {stored} in plain text in {change.path}; anyone who "
-        f"can read that file can use {them}. {advice}."
-    )
-
-
-def _mode_note(change: Change) -> None:
-    if change.old_mode is not None:
-        _say(
-            f"{change.path} was mode {change.old_mode:04o}; it is now 0600 (readable by you only) "
-            "because it holds a token"
+    leads_to, project = path.resolve(), Path.cwd().resolve()
+    if scope == "project" and not leads_to.is_relative_to(project):
+        raise InstallError(
+            f"{path} leads to {leads_to}, outside the project {project}: a project's file is "
+            "written only inside the project; remove the link, or pass --config with the file "
+            "you mean"
         )
-
-
-def _backup_note(change: Change) -> str:
-    return f" (the previous file is kept as {change.backup})" if change.backup else ""
-
-
-def _say(message: str) -> None:
-    print(f"{PROG}: {message}", file=sys.stderr)
+    return path
 
 
 def main(args: Sequence[str], prog_name: str = PROG) -> None:
     """Runs the app; a usage error is one line on stderr, like every other failure."""
-    # typer 0.29 carries its own copy of click; its exceptions are what the app raises.
-    from typer._click import exceptions as click
-
+    if not args:  # the help, and the exit code of a command line that did nothing
+        app(args=["--help"], prog_name=prog_name, standalone_mode=False)
+        raise SystemExit(2)
     try:
         # Without standalone mode, click returns the code of an Exit instead of raising it.
         code = app(args=list(args), prog_name=prog_name, standalone_mode=False)
-    except click.NoArgsIsHelpError as shown:
-        # click 8.2: the help was shown (no arguments); exit as it used to.
-        raise SystemExit(2) from shown
-    except click.UsageError as error:
-        command = error.ctx.command_path if error.ctx else prog_name
-        fail(PROG, "usage", f"{' '.join(error.format_message().split())} (see {command} --help)")
+    except Exception as error:
+        message = _usage_message(error)
+        if message is None:
+            raise
+        context = getattr(error, "ctx", None)
+        command = getattr(context, "command_path", None) or prog_name
+        fail(PROG, "usage", f"{message} (see {command} --help)")
     if isinstance(code, int) and code:
         raise SystemExit(code)
+
+
+def _usage_message(error: Exception) -> str | None:
+    """The one-line message of click's UsageError (exit code 2, `format_message`), by its
+    documented attributes: typer raises its own copy of click's exceptions from 0.22 on, click's
+    before, and exports neither class."""
+    format_message = getattr(error, "format_message", None)
+    if getattr(error, "exit_code", None) != 2 or not callable(format_message):
+        return None
+    return " ".join(str(format_message()).split())

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from svc_mcp.cli import main
-from svc_mcp.install import CLIENTS, HOSTS, Client
+from svc_mcp.hosts.table import HOSTS
 from tests.mcp.conftest import portal  # noqa: F401 - the shared portal stub fixture
 from tests.support import Server, free_port, running_server
 
@@ -43,8 +43,9 @@ CLEARED = (
     "APPDATA",
     "CODEX_HOME",
 )
+HOST_NAMES = tuple(HOSTS)
 # The file each client's user configuration lands in on Linux, relative to the home.
-LINUX_USER_FILES: dict[Client, str] = {
+LINUX_USER_FILES: dict[str, str] = {
     "claude": ".config/Claude/claude_desktop_config.json",
     "claude-code": ".claude.json",
     "cursor": ".cursor/mcp.json",
@@ -53,7 +54,7 @@ LINUX_USER_FILES: dict[Client, str] = {
     "gemini": ".gemini/settings.json",
     "codex": ".codex/config.toml",
 }
-REFERENCING_CLIENTS = [client for client in CLIENTS if HOSTS[client].takes_references]
+REFERENCING_CLIENTS = [client for client in HOST_NAMES if HOSTS[client].takes_references]
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ class Home:
     home: Path
     project: Path
 
-    def user_file(self, client: Client) -> Path:
+    def user_file(self, client: str) -> Path:
         return self.home / LINUX_USER_FILES[client]
 
 
@@ -131,7 +132,7 @@ def fake_uvx(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def parse_config(client: Client, path: Path) -> dict[str, Any]:
+def parse_config(client: str, path: Path) -> dict[str, Any]:
     """The file as the host would read it: JSON, or TOML read by the standard library."""
     text = path.read_text(encoding="utf-8")
     document = tomllib.loads(text) if HOSTS[client].file_format == "toml" else json.loads(text)
@@ -139,7 +140,7 @@ def parse_config(client: Client, path: Path) -> dict[str, Any]:
     return document
 
 
-def servers_of(client: Client, path: Path) -> dict[str, Any]:
+def servers_of(client: str, path: Path) -> dict[str, Any]:
     servers = parse_config(client, path)[HOSTS[client].servers_key]
     assert isinstance(servers, dict)
     return servers

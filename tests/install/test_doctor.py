@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 from rich.console import Console
 
-from svc_mcp.doctor import Finding, render
+from svc_mcp.findings import Finding, render
 from tests.install.conftest import (
     SERVICE_TOKEN,
     WRONG_SERVICE_TOKEN,
@@ -202,7 +202,7 @@ def test_hosts_are_found_and_a_missing_command_fails(
         assert run_cli(*args, env=env).returncode == 0
     # Installing refuses a command that is not there; a file edited by hand may still hold one.
     gone = {"mcpServers": {"svc": {"command": "/gone/uvx", "args": ["svc-mcp"], "env": {}}}}
-    (fake_home.project / ".mcp.json").write_text(json.dumps(gone))
+    fake_home.user_file("claude-code").write_text(json.dumps(gone))
     gemini = fake_home.user_file("gemini")
     settings = json.loads(gemini.read_text())
     settings["mcpServers"]["svc"]["command"] = "uvx"
@@ -214,7 +214,7 @@ def test_hosts_are_found_and_a_missing_command_fails(
     assert result.returncode == 2
     assert findings["host.cursor.user"]["status"] == "ok"
     assert findings["host.cursor.user"]["command"] == str(fake_uvx)
-    missing = findings["host.claude-code.project"]
+    missing = findings["host.claude-code.user"]
     assert (missing["status"], missing["kind"]) == ("fail", "misconfigured")
     assert "runs /gone/uvx, which is not there" in missing["message"]
     assert findings["host.gemini.user"]["status"] == "warn"

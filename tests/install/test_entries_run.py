@@ -29,9 +29,10 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from svc_mcp.install import CLIENTS, HOSTS, Client
+from svc_mcp.hosts.runners import GITHUB_URL
+from svc_mcp.hosts.table import HOSTS
 from svc_mcp.table import TOOLS
-from tests.install.conftest import CLEARED, FakeIndex, Home, RunCli, servers_of
+from tests.install.conftest import CLEARED, HOST_NAMES, FakeIndex, Home, RunCli, servers_of
 from tests.mcp.conftest import PortalStub
 from tests.support import ROOT, Server, free_port, running_server
 
@@ -92,7 +93,7 @@ async def list_stdio(entry: dict[str, Any], environ: dict[str, str]) -> list[str
         return [tool.name for tool in (await session.list_tools()).tools]
 
 
-async def list_http(client: Client, entry: dict[str, Any], environ: dict[str, str]) -> list[str]:
+async def list_http(client: str, entry: dict[str, Any], environ: dict[str, str]) -> list[str]:
     url = entry[HOSTS[client].url_key or "url"]
     if client == "codex":
         headers = {"Authorization": f"Bearer {environ[entry['bearer_token_env_var']]}"}
@@ -113,7 +114,7 @@ def test_every_stdio_entry_starts_from_the_wheel_and_the_checkout(
 ) -> None:
     backend = {"PORTAL_API_BASE": portal.base_url, "PORTAL_SESSION_TOKEN": portal.tokens["auditor"]}
     entries = {}
-    for client in CLIENTS:
+    for client in HOST_NAMES:
         if origin == "wheel":  # the wheel's own svc-mcp, as its user runs it
             done = subprocess.run(
                 [str(wheel_venv), "install", "--client", client],
@@ -135,7 +136,7 @@ def test_every_stdio_entry_starts_from_the_wheel_and_the_checkout(
         assert Path(first["command"]).is_absolute()
 
     async def all_hosts() -> list[list[str]]:
-        return await asyncio.gather(*(list_stdio(entries[c], backend) for c in CLIENTS))
+        return await asyncio.gather(*(list_stdio(entries[c], backend) for c in HOST_NAMES))
 
     for names in asyncio.run(all_hosts()):
         assert names == TOOL_NAMES
@@ -143,10 +144,10 @@ def test_every_stdio_entry_starts_from_the_wheel_and_the_checkout(
         doctor = run_cli("doctor", "--toolsets", "portal", "--json", env=backend)
         findings = [json.loads(line) for line in doctor.stdout.splitlines()]
         hosts = [f for f in findings if f["check"].startswith("host.")]
-        assert [f["check"] for f in hosts] == [f"host.{c}.user" for c in CLIENTS]
+        assert [f["check"] for f in hosts] == [f"host.{c}.user" for c in HOST_NAMES]
         for finding in hosts:
             assert (finding["status"], finding["tools"]) == ("ok", len(TOOL_NAMES)), finding
-            assert finding["seconds"] < HOSTS[finding["check"].split(".")[1]].startup_seconds
+            assert finding["seconds"] < HOSTS[finding["check"].split(".")[1]].startup.seconds
         assert portal.tokens["auditor"] not in doctor.stdout + doctor.stderr
 
 
@@ -169,7 +170,7 @@ def test_every_http_entry_reaches_the_gateway_with_its_token(
 ) -> None:
     url = f"{gateway.base_url}/mcp"
     environ = {"SVC_MCP_GATEWAY_TOKEN": GATEWAY_TOKEN}
-    remote = [client for client in CLIENTS if HOSTS[client].url_key]
+    remote = [client for client in HOST_NAMES if HOSTS[client].url_key]
     assert remote == ["claude-code", "cursor", "vscode", "windsurf", "gemini", "codex"]
     entries = {}
     for client in remote:
@@ -250,7 +251,7 @@ def test_doctor_fails_with_the_fix_on_entries_that_cannot_start(
             "command": str(uvx),
             "args": ["--default-index", fake_index.without_package, "svc-mcp"],
         },
-        "windsurf": {"command": str(uvx), "args": ["--from", "git+https://x/y", "svc-mcp"]},
+        "windsurf": {"command": str(uvx), "args": ["--from", f"git+{GITHUB_URL}", "svc-mcp"]},
         "gemini": {"httpUrl": f"http://127.0.0.1:{free_port()}/mcp"},  # no gateway there
     }
     for client, entry in entries.items():
@@ -258,7 +259,8 @@ def test_doctor_fails_with_the_fix_on_entries_that_cannot_start(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"mcpServers": {"svc": entry}}))
     # Codex waits `startup_timeout_sec` for a server that starts but never answers.
-    slow = fake_home.home / "bin" / "slow"
+    slow = fake_home.home / "slow" / "svc-mcp"
+    slow.parent.mkdir()
     slow.write_text("#!/bin/sh\nexec sleep 30\n")
     slow.chmod(0o755)
     codex = fake_home.user_file("codex")

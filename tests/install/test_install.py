@@ -11,23 +11,14 @@ from typing import Any
 
 import pytest
 
-from svc_mcp.install import (
-    CLIENTS,
-    ENV_KEYS,
-    HOSTS,
-    Client,
-    InstallError,
-    Platform,
-    Runners,
-    Scope,
-    config_path,
-    find_checkout,
-    launch_command,
-    plain_secrets,
-    read_entry,
-    strip_jsonc,
-)
+from svc_mcp.hosts.entries import ENV_KEYS, plain_secrets
+from svc_mcp.hosts.errors import InstallError
+from svc_mcp.hosts.files import strip_jsonc
+from svc_mcp.hosts.plan import read_entry
+from svc_mcp.hosts.runners import Runners, find_checkout, launch_command, own_version
+from svc_mcp.hosts.table import HOSTS, Platform, Scope
 from tests.install.conftest import (
+    HOST_NAMES,
     LINUX_USER_FILES,
     REFERENCING_CLIENTS,
     FakeIndex,
@@ -40,20 +31,21 @@ from tests.support import ROOT
 
 UVX = sys.executable  # any executable file stands in for uvx where nothing runs it
 SRC = ("--source", "github", "--uvx", UVX)
-GH_ARGS = ["--from", "git+https://github.com/svc-mcp/svc-mcp", "svc-mcp"]
-PORTAL = {"PORTAL_API_BASE": "http://portal.example:8081"}
+VERSION = own_version()
+GH_ARGS = ["--from", f"git+https://github.com/svc-mcp/svc-mcp@v{VERSION}", "svc-mcp"]
+PORTAL = {"PORTAL_API_BASE": "https://portal.example:8081"}
 SERVICE_SECRET = "svc-secret-token-value-0123456789abcdef"
 PORTAL_SECRET = "portal-secret-session-value-abcdef012345"
 TOKENS = {"SERVICE_API_TOKEN": SERVICE_SECRET, "PORTAL_SESSION_TOKEN": PORTAL_SECRET}
 OTHER_SERVER = {"command": "/bin/other", "args": ["--x"], "env": {"K": "v"}}
 
 
-def expected_entry(client: Client, env: dict[str, str], args: list[str] | None = None) -> Any:
+def expected_entry(client: str, env: dict[str, str], args: list[str] | None = None) -> Any:
     entry = {"command": UVX, "args": args or GH_ARGS, "env": env}
     return {"type": "stdio", **entry} if client == "vscode" else entry
 
 
-def original_text(client: Client) -> str:
+def original_text(client: str) -> str:
     """A host file with another server, unknown keys, non-ASCII text and (in TOML) comments."""
     if HOSTS[client].file_format == "toml":
         return (
@@ -70,25 +62,25 @@ def original_text(client: Client) -> str:
     return json.dumps(document, indent=4, ensure_ascii=False) + "\n"
 
 
-def fresh_file(client: Client) -> str:
+def fresh_file(client: str) -> str:
     """The whole file installing with PORTAL into nothing writes."""
     if HOSTS[client].file_format == "toml":
         return (
             f'[mcp_servers.svc]\ncommand = "{UVX}"\n'
-            'args = ["--from", "git+https://github.com/svc-mcp/svc-mcp", "svc-mcp"]\n\n'
-            '[mcp_servers.svc.env]\nPORTAL_API_BASE = "http://portal.example:8081"\n'
+            f'args = ["--from", "git+https://github.com/svc-mcp/svc-mcp@v{VERSION}", "svc-mcp"]\n\n'
+            '[mcp_servers.svc.env]\nPORTAL_API_BASE = "https://portal.example:8081"\n'
         )
     servers = {"svc": expected_entry(client, PORTAL)}
     return json.dumps({HOSTS[client].servers_key: servers}, indent=2) + "\n"
 
 
-def unknown_keys(client: Client, path: Path) -> dict[str, Any]:
+def unknown_keys(client: str, path: Path) -> dict[str, Any]:
     document = parse_config(client, path)
     return {key: value for key, value in document.items() if key != HOSTS[client].servers_key}
 
 
-@pytest.mark.parametrize("client", CLIENTS)
-def test_install_into_an_empty_home(client: Client, fake_home: Home, run_cli: RunCli) -> None:
+@pytest.mark.parametrize("client", HOST_NAMES)
+def test_install_into_an_empty_home(client: str, fake_home: Home, run_cli: RunCli) -> None:
     result = run_cli("install", "--client", client, *SRC, env=PORTAL)
     path = fake_home.user_file(client)
     assert result.returncode == 0, result.stderr
@@ -99,8 +91,8 @@ def test_install_into_an_empty_home(client: Client, fake_home: Home, run_cli: Ru
     assert path.stat().st_mode & 0o777 == 0o600
 
 
-@pytest.mark.parametrize("client", CLIENTS)
-def test_merge_twice_then_uninstall(client: Client, fake_home: Home, run_cli: RunCli) -> None:
+@pytest.mark.parametrize("client", HOST_NAMES)
+def test_merge_twice_then_uninstall(client: str, fake_home: Home, run_cli: RunCli) -> None:
     path = fake_home.user_file(client)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(original_text(client), encoding="utf-8")
@@ -140,10 +132,8 @@ def test_merge_twice_then_uninstall(client: Client, fake_home: Home, run_cli: Ru
     assert f"{path} has no server called 'svc'; nothing changed" in again.stderr
 
 
-@pytest.mark.parametrize("client", CLIENTS)
-def test_a_malformed_file_is_left_untouched(
-    client: Client, fake_home: Home, run_cli: RunCli
-) -> None:
+@pytest.mark.parametrize("client", HOST_NAMES)
+def test_a_malformed_file_is_left_untouched(client: str, fake_home: Home, run_cli: RunCli) -> None:
     path = fake_home.user_file(client)
     path.parent.mkdir(parents=True, exist_ok=True)
     broken = (
@@ -171,7 +161,7 @@ def test_a_malformed_file_is_left_untouched(
     ],
 )
 def test_a_file_of_another_shape_is_left_untouched(
-    client: Client, text: str, says: str, fake_home: Home, run_cli: RunCli
+    client: str, text: str, says: str, fake_home: Home, run_cli: RunCli
 ) -> None:
     path = fake_home.user_file(client)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -183,8 +173,8 @@ def test_a_file_of_another_shape_is_left_untouched(
     assert os.listdir(path.parent) == [path.name]
 
 
-@pytest.mark.parametrize("client", CLIENTS)
-def test_print_writes_nothing(client: Client, fake_home: Home, run_cli: RunCli) -> None:
+@pytest.mark.parametrize("client", HOST_NAMES)
+def test_print_writes_nothing(client: str, fake_home: Home, run_cli: RunCli) -> None:
     path = fake_home.user_file(client)
     fresh = run_cli("install", "--client", client, *SRC, "--print", env=PORTAL)
     assert fresh.returncode == 0, fresh.stderr
@@ -209,7 +199,7 @@ def test_print_writes_nothing(client: Client, fake_home: Home, run_cli: RunCli) 
 # --------------------------------------------------------------------------------- where files go
 
 HOME = Path("/home/ann")
-PER_OS: dict[Client, dict[Platform, str]] = {
+PER_OS: dict[str, dict[Platform, str]] = {
     "claude": {
         "linux": ".config/Claude/claude_desktop_config.json",
         "darwin": "Library/Application Support/Claude/claude_desktop_config.json",
@@ -221,7 +211,7 @@ PER_OS: dict[Client, dict[Platform, str]] = {
         "win32": "AppData/Roaming/Code/User/mcp.json",
     },
 }
-PROJECT_FILES: dict[Client, str | None] = {
+PROJECT_FILES: dict[str, str | None] = {
     "claude": None,
     "claude-code": ".mcp.json",
     "cursor": ".cursor/mcp.json",
@@ -233,13 +223,13 @@ PROJECT_FILES: dict[Client, str | None] = {
 
 
 @pytest.mark.parametrize("platform", ["linux", "darwin", "win32"])
-@pytest.mark.parametrize("client", CLIENTS)
-def test_paths_follow_each_os(client: Client, platform: Platform) -> None:
+@pytest.mark.parametrize("client", HOST_NAMES)
+def test_paths_follow_each_os(client: str, platform: Platform) -> None:
     project = Path("/work/app")
 
     def path(scope: Scope, environ: dict[str, str] | None = None) -> Path:
-        return config_path(
-            client, scope, home=HOME, cwd=project, platform=platform, environ=environ or {}
+        return HOSTS[client].config_path(
+            scope, home=HOME, cwd=project, platform=platform, environ=environ or {}
         )
 
     same_everywhere = LINUX_USER_FILES[client]
@@ -270,9 +260,9 @@ def test_the_cli_writes_where_the_platform_says(
     assert not (fake_home.home / ".config").exists()
 
 
-@pytest.mark.parametrize("client", [c for c in CLIENTS if PROJECT_FILES[c]])
+@pytest.mark.parametrize("client", [c for c in HOST_NAMES if PROJECT_FILES[c]])
 def test_project_scope_writes_into_the_current_directory(
-    client: Client, fake_home: Home, run_cli: RunCli
+    client: str, fake_home: Home, run_cli: RunCli
 ) -> None:
     result = run_cli("install", "--client", client, "--scope", "project", *SRC)
     assert result.returncode == 0, result.stderr
@@ -310,8 +300,8 @@ def test_config_overrides_the_path_and_a_symlink_stays_a_link(
 
 def test_env_comes_from_the_environment_and_the_flags(fake_home: Home, run_cli: RunCli) -> None:
     environment = {
-        "PORTAL_API_BASE": "http://from-env:1",
-        "SERVICE_API_BASE": "http://service-from-env:2",
+        "PORTAL_API_BASE": "https://from-env:1",
+        "SERVICE_API_BASE": "https://service-from-env:2",
         "SERVICE_API_TOKEN": SERVICE_SECRET,
         "PORTAL_SESSION_TOKEN": "",  # empty counts as unset
         "SERVICE_INTEL_HMAC": "not-one-of-ours",
@@ -323,7 +313,7 @@ def test_env_comes_from_the_environment_and_the_flags(fake_home: Home, run_cli: 
         "--uvx",
         UVX,
         "--env",
-        "PORTAL_API_BASE=http://from-flag:3",
+        "PORTAL_API_BASE=https://from-flag:3",
         "--env",
         "SERVICE_API_TOKEN=",
         env=environment,
@@ -331,8 +321,8 @@ def test_env_comes_from_the_environment_and_the_flags(fake_home: Home, run_cli: 
     assert result.returncode == 0, result.stderr
     entry = servers_of("cursor", fake_home.user_file("cursor"))["svc"]
     assert entry["env"] == {
-        "SERVICE_API_BASE": "http://service-from-env:2",
-        "PORTAL_API_BASE": "http://from-flag:3",
+        "SERVICE_API_BASE": "https://service-from-env:2",
+        "PORTAL_API_BASE": "https://from-flag:3",
     }
     assert "warning" not in result.stderr
 
@@ -352,7 +342,7 @@ def test_a_bad_env_pair_is_refused_without_echoing_it(
     ("client", "scope"), [("claude-code", "user"), ("claude", "user"), ("vscode", "project")]
 )
 def test_a_token_in_a_plain_file_is_named_never_shown(
-    client: Client, scope: Scope, fake_home: Home, run_cli: RunCli
+    client: str, scope: Scope, fake_home: Home, run_cli: RunCli
 ) -> None:
     plain = ("--no-env-refs",) if scope == "project" else ()  # a project defaults to refs
     result = run_cli("install", "--client", client, "--scope", scope, *SRC, *plain, env=TOKENS)
@@ -377,7 +367,7 @@ def test_a_token_in_a_plain_file_is_named_never_shown(
 
 
 @pytest.mark.parametrize("client", REFERENCING_CLIENTS)
-def test_env_refs_write_references(client: Client, fake_home: Home, run_cli: RunCli) -> None:
+def test_env_refs_write_references(client: str, fake_home: Home, run_cli: RunCli) -> None:
     result = run_cli("install", "--client", client, *SRC, "--env-refs", env=PORTAL | TOKENS)
     assert result.returncode == 0, result.stderr
     assert "warning" not in result.stderr
@@ -396,7 +386,7 @@ def test_env_refs_write_references(client: Client, fake_home: Home, run_cli: Run
 
 @pytest.mark.parametrize("client", [c for c in REFERENCING_CLIENTS if "project" in HOSTS[c].scopes])
 def test_a_project_file_gets_references_by_default(
-    client: Client, fake_home: Home, run_cli: RunCli
+    client: str, fake_home: Home, run_cli: RunCli
 ) -> None:
     result = run_cli("install", "--client", client, "--scope", "project", *SRC, env=TOKENS)
     assert result.returncode == 0, result.stderr
@@ -425,7 +415,7 @@ def test_a_file_that_gets_a_token_becomes_private_and_its_backups_go(
         "claude-code",
         *SRC,
         "--env",
-        "PORTAL_API_BASE=http://x:1",
+        "PORTAL_API_BASE=https://x:1",
         env=TOKENS,
     )
     assert again.returncode == 0, again.stderr
@@ -489,7 +479,7 @@ def test_sources_run_this_installation_pypi_github_or_this_checkout(
         "here": (uv, run),
         "local": (uv, run),
         "github": (UVX, GH_ARGS),
-        "pypi": (UVX, ["--default-index", fake_index.with_package, "svc-mcp"]),
+        "pypi": (UVX, ["--default-index", fake_index.with_package, f"svc-mcp=={VERSION}"]),
     }
     for source, (command, args) in expected.items():
         result = run_cli(
@@ -545,7 +535,7 @@ def test_pypi_is_refused_when_the_index_lacks_the_package(
         "--print",
     )
     assert default.returncode == 0  # --print neither checks nor writes
-    assert json.loads(default.stdout)["mcpServers"]["svc"]["args"] == ["svc-mcp"]
+    assert json.loads(default.stdout)["mcpServers"]["svc"]["args"] == [f"svc-mcp=={VERSION}"]
 
 
 @pytest.mark.parametrize(
@@ -644,7 +634,7 @@ def test_vscode_jsonc_is_read_and_a_file_with_comments_is_not_rewritten(
     path = fake_home.user_file("vscode")
     path.parent.mkdir(parents=True)
     path.write_text(JSONC_WITH_COMMENTS)
-    entry = read_entry("vscode", path, "svc")  # what doctor reads
+    entry = read_entry(HOSTS["vscode"], path, "svc")  # what doctor reads
     assert entry == {"type": "stdio", "command": "/x/svc-mcp", "args": []}
     for args in (("install", *SRC), ("uninstall",)):
         result = run_cli(*args, "--client", "vscode", env=PORTAL)
@@ -735,7 +725,7 @@ def test_env_takes_every_variable_the_server_reads(fake_home: Home, run_cli: Run
 
 @pytest.mark.parametrize("client", ["codex", "cursor"])
 def test_a_plain_gateway_token_is_asked_for_named_and_kept_private(
-    client: Client, fake_home: Home, run_cli: RunCli
+    client: str, fake_home: Home, run_cli: RunCli
 ) -> None:
     url = "http://127.0.0.1:8765/mcp"
     unset = run_cli("install", "--client", client, "--http", url, "--http-token", "plain")
@@ -837,4 +827,4 @@ def test_here_from_uvx_cache_is_refused(tmp_path: Path) -> None:
 def test_only_a_whole_reference_counts_as_no_secret(value: str, plain: bool) -> None:
     entry = {"env": {"SERVICE_API_TOKEN": value}, "headers": {"Authorization": f"Bearer {value}"}}
     expected = ["SERVICE_API_TOKEN", "SVC_MCP_GATEWAY_TOKEN"] if plain else []
-    assert plain_secrets("gemini", entry) == expected
+    assert plain_secrets(entry) == expected

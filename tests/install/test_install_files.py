@@ -8,8 +8,8 @@ import tomllib
 
 import pytest
 
-from svc_mcp.install import CLIENTS, HOSTS, Client
-from tests.install.conftest import RunCli
+from svc_mcp.hosts.table import HOSTS
+from tests.install.conftest import HOST_NAMES, RunCli
 from tests.support import ROOT
 
 INSTALL = ROOT / "install"
@@ -30,12 +30,12 @@ FIXED_INPUTS = (
 )
 
 
-def file_name(client: Client) -> str:
-    return f"{client}.{HOSTS[client].file_format}"
+def file_name(client: str) -> str:
+    return f"{client}.{HOSTS[client].suffix}"
 
 
-@pytest.mark.parametrize("client", CLIENTS)
-def test_each_file_is_what_print_produces(client: Client, run_cli: RunCli) -> None:
+@pytest.mark.parametrize("client", HOST_NAMES)
+def test_each_file_is_what_print_produces(client: str, run_cli: RunCli) -> None:
     result = run_cli("install", "--client", client, *FIXED_INPUTS)
     assert result.returncode == 0, result.stderr
     assert (INSTALL / file_name(client)).read_text(encoding="utf-8") == result.stdout
@@ -43,9 +43,9 @@ def test_each_file_is_what_print_produces(client: Client, run_cli: RunCli) -> No
 
 def test_the_folder_holds_one_file_per_client_and_the_readme() -> None:
     names = {path.name for path in INSTALL.iterdir()}
-    assert names == {file_name(client) for client in CLIENTS} | {"README.md"}
+    assert names == {file_name(client) for client in HOST_NAMES} | {"README.md"}
     readme = (INSTALL / "README.md").read_text(encoding="utf-8")
-    for client in CLIENTS:
+    for client in HOST_NAMES:
         assert f"`{file_name(client)}`" in readme
     for argument in FIXED_INPUTS:
         assert argument in readme
@@ -54,8 +54,8 @@ def test_the_folder_holds_one_file_per_client_and_the_readme() -> None:
 GATEWAY = "http://127.0.0.1:8765/mcp"
 
 
-@pytest.mark.parametrize("client", [c for c in CLIENTS if HOSTS[c].url_key])
-def test_the_readme_shows_each_hosts_remote_form(client: Client, run_cli: RunCli) -> None:
+@pytest.mark.parametrize("client", [c for c in HOST_NAMES if HOSTS[c].url_key])
+def test_the_readme_shows_each_hosts_remote_form(client: str, run_cli: RunCli) -> None:
     """install/README.md's `--http` table row for the client names every key and value that
     `--http URL --print` writes (the URL written as URL)."""
     result = run_cli("install", "--client", client, "--http", GATEWAY, "--print")

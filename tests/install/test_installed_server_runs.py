@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from svc_mcp.install import CLIENTS, Client, Source
+from svc_mcp.hosts.runners import Source
 from svc_mcp.table import TOOLS
-from tests.install.conftest import Home, RunCli, servers_of
+from tests.install.conftest import HOST_NAMES, Home, RunCli, servers_of
 from tests.mcp.conftest import PortalStub
 
 pytestmark = pytest.mark.e2e
@@ -34,8 +34,8 @@ def test_every_client_config_starts_a_working_server(
     portal: PortalStub, fake_home: Home, run_cli: RunCli, fake_uvx: Path
 ) -> None:
     env = {"PORTAL_API_BASE": portal.base_url, "PORTAL_SESSION_TOKEN": portal.tokens["auditor"]}
-    entries: dict[Client, dict[str, Any]] = {}
-    for index, client in enumerate(CLIENTS):
+    entries: dict[str, dict[str, Any]] = {}
+    for index, client in enumerate(HOST_NAMES):
         source = SOURCES[index % len(SOURCES)]
         args = ("install", "--client", client, "--uvx", str(fake_uvx), "--source", source)
         result = run_cli(*args, env=env)
@@ -45,7 +45,7 @@ def test_every_client_config_starts_a_working_server(
         assert entries[client]["env"] == env
 
     async def all_sessions() -> list[tuple[list[str], Any]]:
-        return await asyncio.gather(*(tools_and_identity(entries[c]) for c in CLIENTS))
+        return await asyncio.gather(*(tools_and_identity(entries[c]) for c in HOST_NAMES))
 
     for names, identity in asyncio.run(all_sessions()):
         assert names == [spec.name for spec in TOOLS]

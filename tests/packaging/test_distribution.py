@@ -16,7 +16,7 @@ from pathlib import Path
 
 import jsonschema
 
-from svc_mcp.install import ENV_KEYS, SECRET_KEYS
+from svc_mcp.hosts.entries import ENV_KEYS, SECRET_KEYS
 from tests.support import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))

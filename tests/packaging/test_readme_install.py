@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import typing
 
-from svc_mcp.install import CLIENTS, HOSTS, Source
+from svc_mcp.hosts.runners import Source
+from svc_mcp.hosts.table import HOSTS
 from tests.support import ROOT
+
+HOST_NAMES = tuple(HOSTS)
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 INSTALL = (ROOT / "install" / "README.md").read_text(encoding="utf-8")
@@ -37,10 +40,10 @@ def test_every_source_and_host_is_explained() -> None:
         assert f"`{source}`" in hosts + INSTALL, source
     for source in sources:
         assert f"- `{source}`" in INSTALL, source
-    for client in CLIENTS:
+    for client in HOST_NAMES:
         assert client in hosts
         assert f"| `{client}` |" in INSTALL
     assert "--http URL" in hosts
-    assert all(HOSTS[c].label in INSTALL for c in CLIENTS)
+    assert all(HOSTS[c].label in INSTALL for c in HOST_NAMES)
     assert "trusted folder" in hosts
     assert "/permissions" in INSTALL

@@ -1,0 +1,23 @@
+"""Why install, uninstall or doctor refused; the message says what to fix."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class InstallError(Exception):
+    """Refused; the message says what to fix. Nothing was written."""
+
+    kind: ClassVar[str] = "usage"
+
+
+class IndexUnreachable(InstallError):
+    """The package index could not be asked."""
+
+    kind: ClassVar[str] = "unreachable"
+
+
+class UnreadableConfig(InstallError):
+    """The existing file does not parse or has an unexpected shape; it is left untouched."""
+
+    kind: ClassVar[str] = "misconfigured"
