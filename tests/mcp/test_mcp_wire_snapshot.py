@@ -76,6 +76,8 @@ def modern_exchange() -> list[tuple[str, dict[str, Any] | None]]:
         ("server/discover", modern()),
         ("tools/list", modern()),
         *[("tools/call", modern({"name": name, "arguments": args})) for name, args in CALLS],
+        # State this server never minted (it never asks the client for input) is refused.
+        ("tools/call", modern({"name": "portal_page", "arguments": {}, "requestState": "forged"})),
         ("resources/templates/list", modern()),
     ]
 
