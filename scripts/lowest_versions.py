@@ -29,6 +29,7 @@ TESTS = [
     "tests/intel/test_intake.py",
     "tests/mcp/test_mcp_client.py",
     "tests/mcp/test_mcp_protocol.py",
+    "tests/mcp/test_mcp_server.py",
     "tests/mcp/test_mcp_table.py",
     "tests/mcp/test_mcp_wire_snapshot.py",
     "tests/openapi/test_documents.py",
