@@ -1,25 +1,34 @@
-"""The MCP server, built from the tool table with the official SDK's `MCPServer`.
+"""The MCP server, built from the tool table on the official SDK's low-level `Server`.
 
 Each row becomes a tool with the row's title, description, annotations, input schema (from its
-parameters) and output schema (from its record model). A call runs `call_tool`; a failure comes
+parameters) and output schema (from its record model). Only the tool handlers are registered, so
+capabilities claim tools and nothing else, and every other method answers -32601. A call hands
+the arguments over as sent to `call_tool`, where the row's `Param`s check them; a failure comes
 back as a tool error (`isError`) whose text says what to do. This is the only module, with
 `svc_mcp.gateway`, that imports `mcp`.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from importlib.metadata import version
 from typing import Any
 
 import anyio
 import httpx
-from mcp.server import MCPServer
-from mcp.server.caching import CacheHint
-from mcp.server.mcpserver.tools import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import ConfigDict
+from mcp.server import CacheHint, Server, ServerRequestContext
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.server.stdio import stdio_server
+from mcp.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
 
 from portal_tools.calls import call_tool
 from portal_tools.client import new_http_client
@@ -43,17 +52,6 @@ TOOL_LIST_TTL_MS = 10 * 60 * 1000
 change only when the process restarts with other toolsets or another version; ten minutes bounds
 how long a client keeps an old list after such a restart."""
 
-UNSERVED_METHODS = (
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-)
-"""Handlers `MCPServer` always registers although this server has no prompts or resources.
-Dropped, so capabilities claim only tools and these methods answer -32601 (method not found)."""
-
-
 BACKEND_SLOTS = 16
 """At most this many backend requests of one server in flight; more calls wait their turn, first
 come first served. Below httpx's 20 kept-alive connections, so no call opens a new connection,
@@ -61,71 +59,94 @@ and httpcore's pool bookkeeping, which grows with requests times connections, st
 50 calls in flight, a profile of the gateway put it at about a quarter of its CPU)."""
 
 
-class _RawArguments(ArgModelBase):
-    """Hands the arguments over as the client sent them: each row checks its own with its
-    `Param`s, so a bad one is a tool error in the product's words (`invalid_argument: ...`),
-    raised before anything is sent, rather than the SDK's validation text."""
-
-    model_config = ConfigDict(extra="allow")
-
-    def model_dump_one_level(self) -> dict[str, Any]:
-        return {"arguments": dict(self.__pydantic_extra__ or {})}
+log = logging.getLogger(__name__)
 
 
-def build_server(specs: Sequence[ToolSpec], http: httpx.AsyncClient) -> MCPServer[Any]:
-    """An MCPServer serving `specs`, and nothing else; every call goes through the shared `http`
-    client."""
+def build_server(specs: Sequence[ToolSpec], http: httpx.AsyncClient) -> Server[Any]:
+    """A low-level Server serving `specs`, and nothing else; every call goes through the shared
+    `http` client."""
+    tools = {spec.name: _tool(spec) for spec in specs}
+    rows = {spec.name: (spec, spec.agent_defaults()) for spec in specs}
+    slots = anyio.Semaphore(BACKEND_SLOTS)
+    listing = ListToolsResult(tools=list(tools.values()))
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return listing
+
+    async def call(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
+        row = rows.get(params.name)
+        if row is None:
+            return _failure(f"Unknown tool: {params.name}")
+        spec, defaults = row
+        given = {
+            name: value for name, value in (params.arguments or {}).items() if value is not None
+        }
+        try:
+            async with slots:
+                return await _run(spec, {**defaults, **given}, http)
+        except Exception:
+            # A bug, not a failure the product names: its text stays in the server's log.
+            log.exception("Tool %r raised an unexpected exception", spec.name)
+            return _failure(f"Error executing tool {spec.name}")
+
+    def input_schema(name: str) -> dict[str, Any] | None:
+        tool = tools.get(name)
+        return None if tool is None else tool.input_schema
+
     # The list is the same for every caller (no tool depends on who asks), so it may be shared.
     hint = CacheHint(ttl_ms=TOOL_LIST_TTL_MS, scope="public")
-    slots = anyio.Semaphore(BACKEND_SLOTS)
-    server: MCPServer[Any] = MCPServer(
+    server: Server[Any] = Server(
         SERVER_NAME,
         version=version("svc-mcp"),
         instructions=INSTRUCTIONS,
-        tools=[_tool(spec, http, slots) for spec in specs],
-        log_level="WARNING",
         cache_hints={"tools/list": hint, "server/discover": hint},
-        subscriptions=False,
+        get_tool_input_schema=input_schema,
+        on_list_tools=list_tools,
+        on_call_tool=call,
     )
-    # The SDK has no switch for these; capabilities are derived from the registered handlers.
-    for method in UNSERVED_METHODS:
-        server._lowlevel_server._request_handlers.pop(method, None)
+    # No tool ever asks the client for input, so any `requestState` a client sends is one this
+    # server did not mint: the SDK's boundary refuses it (-32602), as `MCPServer` does.
+    server.middleware.append(
+        RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=SERVER_NAME)
+    )
     return server
 
 
-def _tool(spec: ToolSpec, http: httpx.AsyncClient, slots: anyio.Semaphore) -> Tool:
-    defaults = spec.agent_defaults()
-
-    async def run(arguments: dict[str, Any]) -> CallToolResult:
-        given = {name: value for name, value in arguments.items() if value is not None}
-        try:
-            async with slots:
-                result = await call_tool(spec, {**defaults, **given}, http)
-        except CallError as error:
-            text = f"{error.kind}: {error}"
-            return CallToolResult(
-                content=[TextContent(type="text", text=text)],
-                structured_content=error.as_dict(),
-                is_error=True,
-            )
-        return CallToolResult(
-            content=[TextContent(type="text", text=result.text(spec.name))],
-            structured_content=result.structured(),
-        )
-
+def _tool(spec: ToolSpec) -> Tool:
     return Tool(
-        fn=run,
         name=spec.name,
         title=spec.title,
         description=spec.description,
-        parameters=spec.input_schema(),
-        fn_metadata=FuncMetadata(arg_model=_RawArguments, output_schema=output_schema(spec)),
-        is_async=True,
-        context_kwarg=None,
+        input_schema=spec.input_schema(),
+        output_schema=output_schema(spec),
         annotations=ToolAnnotations.model_validate(spec.hints.annotations()),
     )
 
 
+async def _run(
+    spec: ToolSpec, arguments: dict[str, Any], http: httpx.AsyncClient
+) -> CallToolResult:
+    try:
+        result = await call_tool(spec, arguments, http)
+    except CallError as error:
+        return CallToolResult(
+            content=[TextContent(type="text", text=f"{error.kind}: {error}")],
+            structured_content=error.as_dict(),
+            is_error=True,
+        )
+    return CallToolResult(
+        content=[TextContent(type="text", text=result.text(spec.name))],
+        structured_content=result.structured(),
+    )
+
+
+def _failure(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
 async def serve_stdio(specs: Sequence[ToolSpec]) -> None:
-    async with new_http_client() as http:
-        await build_server(specs, http).run_stdio_async()
+    async with new_http_client() as http, stdio_server() as (read, write):
+        server = build_server(specs, http)
+        await server.run(read, write, server.create_initialization_options())

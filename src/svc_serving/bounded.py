@@ -1,4 +1,9 @@
-"""uvicorn's httptools protocol with the request head bounded, and the loopback check."""
+"""uvicorn's httptools protocol with the request head bounded, and the loopback check.
+
+This is the one module that uses uvicorn's internals (its httptools protocol class): uvicorn has no
+setting that bounds an httptools request head. tests/architecture/test_fences.py asserts what it
+relies on, and pyproject.toml pins uvicorn to the releases those tests ran on.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The import structure: no cycles, the client side independent of the stub servers, and every
-backend variable named in one module only.
+"""The import structure: the parts docs/architecture.md draws and who may import whom (read from
+its table, so the page and the rule cannot drift apart), no cycles, and every backend variable
+named in one module only.
 
 Every `import` counts, also one inside a function or under TYPE_CHECKING: a cycle through a lazy
 import is still two modules that cannot be understood one without the other.
@@ -8,8 +9,10 @@ import is still two modules that cannot be understood one without the other.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -25,8 +28,7 @@ PACKAGES = {
 }
 SHARED = "svc_serving"
 """What both sides may import: the HTTP serving parts the stubs and the gateway share."""
-DEMO_LAUNCHER = {"svc_mcp.demo", "svc_mcp.demo_stubs"}
-"""The only client modules that start stub servers, and so may import them."""
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 
 def project_modules() -> dict[str, Path]:
@@ -106,22 +108,75 @@ def test_a_cycle_would_be_found() -> None:
         GRAPH["portal_tools.backends"].discard("svc_mcp.cli")
 
 
-@pytest.mark.parametrize("name", sorted(n for n in MODULES if not n.startswith("server_stub")))
-def test_the_client_does_not_depend_on_the_stubs(name: str) -> None:
-    stubs = sorted(target for target in GRAPH[name] if target.startswith("server_stub"))
-    assert not stubs or name in DEMO_LAUNCHER, f"{name} imports {stubs}"
+@dataclass(frozen=True)
+class Part:
+    name: str
+    modules: tuple[str, ...]
+    """Module names, or patterns such as `server_stub.*`."""
+    may_import: frozenset[str]
+
+    def holds(self, module: str) -> bool:
+        return any(fnmatch.fnmatchcase(module, pattern) for pattern in self.modules)
 
 
-def test_the_stubs_do_not_depend_on_the_client() -> None:
+def read_parts(page: str) -> dict[str, Part]:
+    """The parts table of docs/architecture.md, between its `parts: begin` and `end` markers."""
+    table = page.split("<!-- parts: begin -->")[1].split("<!-- parts: end -->")[0]
+    parts = {}
+    for line in table.strip().splitlines()[2:]:  # below the header and its rule
+        name, modules, may_import = (cell.strip() for cell in line.strip("|").split("|"))
+        parts[name] = Part(
+            name,
+            tuple(module.strip(" `") for module in modules.split(",")),
+            frozenset(part.strip() for part in may_import.split(",") if part.strip()),
+        )
+    return parts
+
+
+PARTS = read_parts(ARCHITECTURE.read_text(encoding="utf-8"))
+
+
+def part_of(module: str) -> str:
+    (part,) = [part.name for part in PARTS.values() if part.holds(module)]
+    return part
+
+
+def forbidden_imports() -> list[str]:
+    found = []
     for name, targets in GRAPH.items():
-        if name.startswith("server_stub"):
-            assert not {t for t in targets if not t.startswith(("server_stub", SHARED))}, name
+        part = PARTS[part_of(name)]
+        for target in sorted(targets):
+            other = part_of(target)
+            if other != part.name and other not in part.may_import:
+                found.append(f"{name} ({part.name}) imports {target} ({other})")
+    return found
 
 
-def test_the_shared_part_depends_on_neither_side() -> None:
-    for name, targets in GRAPH.items():
-        if name.startswith(SHARED):
-            assert not {t for t in targets if not t.startswith(SHARED)}, name
+def test_the_parts_table_was_read() -> None:
+    assert {"client core", "tool table", "host table", "MCP face", "stubs"} <= set(PARTS)
+    assert PARTS["stubs"].may_import == {"shared serving"}
+    for part in PARTS.values():
+        assert part.may_import <= set(PARTS), part.name
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_each_module_is_in_exactly_one_part(name: str) -> None:
+    holding = [part.name for part in PARTS.values() if part.holds(name)]
+    assert len(holding) == 1, f"{name} is in {holding or 'no part'}: place it in {ARCHITECTURE}"
+
+
+def test_each_part_imports_only_what_the_page_allows() -> None:
+    assert forbidden_imports() == []
+
+
+def test_a_forbidden_import_would_be_found() -> None:
+    GRAPH["server_stub.serve"].add("portal_tools.client")
+    try:
+        assert forbidden_imports() == [
+            "server_stub.serve (stubs) imports portal_tools.client (client core)"
+        ]
+    finally:
+        GRAPH["server_stub.serve"].discard("portal_tools.client")
 
 
 @pytest.mark.parametrize("variable", backend_variables())

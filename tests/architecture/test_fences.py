@@ -1,0 +1,70 @@
+"""What each fence module relies on in its library's internals, asserted by name and signature, so
+an upgrade that changes it fails here, with the reason, before anything else misbehaves.
+
+uvicorn (fence: `svc_serving.bounded`): uvicorn has no setting that bounds an httptools request
+head (h11 has one; httptools keeps any size), so `HeadLimitedHttpTools` subclasses its httptools
+protocol and counts the head in the parser callbacks. The pin in pyproject.toml keeps uvicorn to
+the releases these tests ran on.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from importlib.metadata import version
+from typing import Any
+
+import pytest
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from svc_serving.bounded import HeadLimitedHttpTools
+
+HOOKS: dict[str, list[str]] = {
+    "on_message_begin": ["self"],
+    "on_header": ["self", "name", "value"],
+    "on_headers_complete": ["self"],
+    "data_received": ["self", "data"],
+}
+"""The protocol methods the fence overrides and calls through `super()`, with their parameters."""
+ATTRIBUTES = ("self.transport = ", "self.logger = ")
+"""Attributes the fence reads, set by the protocol itself."""
+
+
+def parameters(function: Callable[..., Any]) -> list[str]:
+    return list(inspect.signature(function).parameters)
+
+
+def test_the_fence_subclasses_uvicorns_httptools_protocol() -> None:
+    assert issubclass(HeadLimitedHttpTools, HttpToolsProtocol), (
+        "uvicorn moved or renamed its httptools protocol: svc_serving.bounded needs updating"
+    )
+
+
+@pytest.mark.parametrize(("hook", "expected"), HOOKS.items())
+def test_the_protocol_keeps_the_hooks_the_fence_overrides(hook: str, expected: list[str]) -> None:
+    found = getattr(HttpToolsProtocol, hook, None)
+    assert callable(found), f"uvicorn {version('uvicorn')}: HttpToolsProtocol.{hook} is gone"
+    assert parameters(found) == expected, (
+        f"uvicorn {version('uvicorn')}: HttpToolsProtocol.{hook}{inspect.signature(found)} "
+        f"changed; svc_serving.bounded overrides it with {expected}"
+    )
+
+
+@pytest.mark.parametrize("assignment", ATTRIBUTES)
+def test_the_protocol_still_sets_what_the_fence_reads(assignment: str) -> None:
+    source = inspect.getsource(HttpToolsProtocol)
+    assert assignment in source, (
+        f"uvicorn {version('uvicorn')}: HttpToolsProtocol no longer sets "
+        f"{assignment.strip(' =')}, which svc_serving.bounded reads"
+    )
+
+
+def test_the_constructor_is_passed_through_unchanged() -> None:
+    # The fence's __init__ takes *args/**kwargs and calls super(): uvicorn builds the protocol
+    # with these, and the fence must not need to know them.
+    assert parameters(HttpToolsProtocol.__init__)[:4] == [
+        "self",
+        "config",
+        "server_state",
+        "app_state",
+    ]
