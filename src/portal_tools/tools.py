@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from portal_tools.backends import PORTAL
-from portal_tools.toolspec import ToolSpec, read_tool
+from svc_client.backends import PORTAL
+from svc_client.toolspec import ToolSpec, read_tool
 
 ANYONE = "no session (anonymous callers see only approved public surfaces and public cards)"
 SIGNED_IN = "a signed-in session of any role"

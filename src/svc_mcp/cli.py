@@ -1,6 +1,6 @@
 """`svc-mcp`: serve MCP (stdio by default, or `--http`), list the tools, or call one.
 
-    svc-mcp [--toolsets portal,analytics] [--read-only]          serve MCP over stdio
+    svc-mcp [--toolsets portal,service] [--read-only]          serve MCP over stdio
     svc-mcp --http [--host H] [--port P] [--path /mcp] ...       serve streamable HTTP
     svc-mcp tools [--json]                                       list the tools
     svc-mcp <tool_name> [--param value ...]                      call one tool, print its JSON
@@ -20,15 +20,15 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
-from portal_tools.exits import OneLineParser, fail, quiet_on_broken_pipe
-from portal_tools.toolspec import ToolSpec
+from svc_client.exits import OneLineParser, fail, quiet_on_broken_pipe
+from svc_client.toolspec import ToolSpec
 from svc_mcp.listing import print_json, print_table
 from svc_mcp.table import TOOLS, TOOLSETS, parse_toolsets, select_tools
 
 if TYPE_CHECKING:
     import asyncio
 
-    from portal_tools.backends import Toolset
+    from svc_client.backends import Toolset
 
 PROG = "svc-mcp"
 MAX_FILE_BYTES = 64 * 1024
@@ -134,7 +134,7 @@ def _call(name: str, selected: Sequence[ToolSpec], options: argparse.Namespace) 
     spec = next((spec for spec in selected if spec.name == name), None)
     if spec is None:
         fail(PROG, "usage", f"{name} is not among the tools --toolsets/--read-only select")
-    from portal_tools.terminal import run_tool
+    from svc_client.terminal import run_tool
 
     run_tool(PROG, spec, {param.name: getattr(options, param.name) for param in spec.params})
 

@@ -29,16 +29,11 @@ from pathlib import Path
 
 import httpx
 
-from portal_tools.backends import (
-    GATEWAY_TOKEN_VARIABLE,
-    PORTAL,
-    SERVICE,
-    Backend,
-    backend_variables,
-)
 from server_stub.portal.admin import issue_session
 from server_stub.portal.demo_data import write_demo_data
 from server_stub.service.demo_data import write_demo_database
+from svc_client.backends import PORTAL, SERVICE, Backend, backend_variables
+from svc_client.settings import GATEWAY_TOKEN_VARIABLE
 
 HOST = "127.0.0.1"
 TEMP_PREFIX = "svc-mcp-demo-"

@@ -1,6 +1,6 @@
 """`svc-mcp doctor`: checks a user's set-up and says what to fix, one finding per line.
 
-The backends of the selected toolsets (portal -> the portal, analytics -> the data service) are
+The backends of the selected toolsets (portal -> the portal, service -> the data service) are
 *needed*: their settings must be valid, they must answer, and a token that is set (or that the
 service requires) must be accepted. Each MCP host entry found is started as its host would start
 it (its command with its env, or its URL with its headers), must answer the MCP handshake and list
@@ -31,19 +31,19 @@ import httpx
 from rich.console import Console
 from rich.text import Text
 
-from portal_tools.backends import (
+from svc_client.backends import (
     BACKENDS,
-    GATEWAY_TOKEN_VARIABLE,
     PORTAL,
     SERVICE,
     Backend,
     Toolset,
     token_variables,
 )
-from portal_tools.client import fetch
-from portal_tools.connection import Connection, redact
-from portal_tools.errors import CallError, Misconfigured
-from portal_tools.exits import EXIT_CODES
+from svc_client.client import fetch
+from svc_client.connection import Connection, redact
+from svc_client.errors import CallError, Misconfigured
+from svc_client.exits import EXIT_CODES
+from svc_client.settings import GATEWAY_TOKEN_VARIABLE
 from svc_mcp.install import (
     CLIENTS,
     HOSTS,
@@ -72,7 +72,7 @@ class Finding:
     status: Status
     message: str
     kind: str | None = None
-    """For a failure: its kind in `portal_tools.exits`, which sets the exit code."""
+    """For a failure: its kind in `svc_client.exits`, which sets the exit code."""
     data: Mapping[str, object] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, object]:

@@ -23,9 +23,9 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from portal_tools.backends import GATEWAY_TOKEN_VARIABLE
-from portal_tools.client import new_http_client
-from portal_tools.toolspec import ToolSpec
+from svc_client.client import new_http_client
+from svc_client.settings import GATEWAY_TOKEN_VARIABLE
+from svc_client.toolspec import ToolSpec
 from svc_mcp.server import build_server
 from svc_serving.bounded import HeadLimitedHttpTools, is_loopback
 

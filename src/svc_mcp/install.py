@@ -29,8 +29,12 @@ from typing import Any, ClassVar, Literal
 import tomlkit
 import tomlkit.exceptions
 
-from portal_tools.backends import GATEWAY_TOKEN_VARIABLE, backend_variables, token_variables
-from portal_tools.connection import TIMEOUT_VARIABLE
+from svc_client.backends import backend_variables, token_variables
+from svc_client.settings import (
+    CA_FILE_VARIABLE,
+    GATEWAY_TOKEN_VARIABLE,
+    TIMEOUT_VARIABLE,
+)
 
 Client = Literal["claude", "claude-code", "cursor", "vscode", "windsurf", "gemini", "codex"]
 Source = Literal["here", "pypi", "github", "local"]
@@ -55,7 +59,7 @@ INDEX_VARIABLES = ("UV_DEFAULT_INDEX", "UV_INDEX_URL", "PIP_INDEX_URL")
 VSCODE_INPUT_ID = "svc-mcp-gateway-token"
 # Besides the backends' own variables, the server reads these two (the CA bundle httpx trusts,
 # and the request timeout); an entry may set them, and Gemini CLI must be told to pass them.
-EXTRA_ENV = ("SSL_CERT_FILE", TIMEOUT_VARIABLE)
+EXTRA_ENV = (CA_FILE_VARIABLE, TIMEOUT_VARIABLE)
 ENV_KEYS = backend_variables() + EXTRA_ENV
 SECRET_KEYS = token_variables()
 # The keys of our entry that installing sets; any other key a user added is kept.

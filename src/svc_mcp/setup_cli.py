@@ -15,8 +15,8 @@ from typing import Annotated, Any
 
 import typer
 
-from portal_tools.backends import GATEWAY_TOKEN_VARIABLE
-from portal_tools.exits import fail
+from svc_client.exits import fail
+from svc_client.settings import GATEWAY_TOKEN_VARIABLE
 from svc_mcp.install import (
     ENV_KEYS,
     HOSTS,
@@ -246,10 +246,10 @@ def doctor(
     toolsets: Annotated[
         str,
         typer.Option(
-            metavar="portal,analytics",
+            metavar="portal,service",
             help="Check the backends of these toolsets (default: both).",
         ),
-    ] = "portal,analytics",
+    ] = "portal,service",
     name: NameOption = "svc",
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines even on a terminal.")] = False,
 ) -> None:

@@ -14,11 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from portal_tools.backends import backend_variables
+from svc_client.backends import backend_variables
 from tests.support import ROOT
 
 PACKAGES = {
+    "svc_client": ROOT / "src",
     "portal_tools": ROOT / "src",
+    "service_tools": ROOT / "src",
     "svc_mcp": ROOT / "src",
     "svc_serving": ROOT / "src",
     "server_stub": ROOT,
@@ -99,11 +101,11 @@ def test_no_import_cycles() -> None:
 
 
 def test_a_cycle_would_be_found() -> None:
-    GRAPH["portal_tools.backends"].add("svc_mcp.cli")
+    GRAPH["svc_client.backends"].add("svc_mcp.cli")
     try:
         assert find_cycle() is not None
     finally:
-        GRAPH["portal_tools.backends"].discard("svc_mcp.cli")
+        GRAPH["svc_client.backends"].discard("svc_mcp.cli")
 
 
 @pytest.mark.parametrize("name", sorted(n for n in MODULES if not n.startswith("server_stub")))
@@ -132,4 +134,4 @@ def test_each_backend_variable_is_named_in_one_client_module(variable: str) -> N
         if not name.startswith(("server_stub", SHARED))
         and re.search(rf"\b{variable}\b", path.read_text(encoding="utf-8"))
     ]
-    assert naming == ["portal_tools.backends"]
+    assert naming == ["svc_client.settings"]

@@ -10,11 +10,12 @@ import httpx
 import pytest
 import respx
 
-from portal_tools.backends import SERVICE
-from portal_tools.calls import ToolResult, call_tool
-from portal_tools.client import fetch, new_http_client
-from portal_tools.connection import MAX_RESPONSE_BYTES, Connection, Payload
-from portal_tools.errors import (
+from portal_tools.tools import AUDITOR, PORTAL_TOOLS
+from svc_client.backends import SERVICE
+from svc_client.calls import ToolResult, call_tool
+from svc_client.client import fetch, new_http_client
+from svc_client.connection import MAX_RESPONSE_BYTES, Connection, Payload
+from svc_client.errors import (
     BadRequest,
     CallError,
     Forbidden,
@@ -26,8 +27,7 @@ from portal_tools.errors import (
     Unauthorized,
     Unreachable,
 )
-from portal_tools.tools import AUDITOR, PORTAL_TOOLS
-from portal_tools.toolspec import ToolSpec
+from svc_client.toolspec import ToolSpec
 
 BASE = "http://portal.test"
 TOKEN = "session-token-0123456789abcdef"

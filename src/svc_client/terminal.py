@@ -2,7 +2,7 @@
 
 stdout carries the JSON of the REST `data` and nothing else, so it equals the REST payload and
 the MCP result. When more remain, `next_cursor: <cursor>` goes to stderr (pass it as
-`--cursor`). A failure exits as `portal_tools.exits` says.
+`--cursor`). A failure exits as `svc_client.exits` says.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import json
 import sys
 from collections.abc import Mapping
 
-from portal_tools.calls import call_tool_once
-from portal_tools.errors import CallError
-from portal_tools.exits import fail
-from portal_tools.toolspec import ToolSpec
+from svc_client.calls import call_tool_once
+from svc_client.errors import CallError
+from svc_client.exits import fail
+from svc_client.toolspec import ToolSpec
 
 
 def run_tool(prog: str, spec: ToolSpec, arguments: Mapping[str, object]) -> None:

@@ -2,30 +2,29 @@
 
 A CLI call sends one request and exits, so it skips what a long-lived server wants from httpx
 (pooling, async) and what loading it costs: httpx, anyio and, for an `http://` backend, a parsed
-CA bundle. The answer goes through the same `portal_tools.connection.answer` as the MCP server's.
+CA bundle. The answer goes through the same `svc_client.connection.answer` as the MCP server's.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
-import os
 import socket
 import ssl
 import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from portal_tools.connection import (
+from svc_client.connection import (
     CONNECT_TIMEOUT_SECONDS,
     MAX_RESPONSE_BYTES,
     Connection,
     Payload,
     answer,
-    timeout_seconds,
     too_large,
     unreachable,
 )
+from svc_client.settings import ca_file, timeout_seconds
 
 _CHUNK_BYTES = 64 * 1024
 
@@ -39,7 +38,7 @@ def fetch_once(
     needs: str,
     json_body: Any = None,
 ) -> Payload:
-    """Sends one request; like `portal_tools.client.fetch`, the whole exchange is bounded by
+    """Sends one request; like `svc_client.client.fetch`, the whole exchange is bounded by
     `timeout_seconds()`."""
     limit = timeout_seconds()
     deadline = time.monotonic() + limit
@@ -74,7 +73,7 @@ def _open(scheme: str, netloc: str, timeout: float) -> http.client.HTTPConnectio
         return http.client.HTTPConnection(netloc, timeout=timeout)
     # Only an https backend pays for loading CA certificates; a private CA is taken from
     # SSL_CERT_FILE by name, as the pooled client does.
-    context = ssl.create_default_context(cafile=os.environ.get("SSL_CERT_FILE") or None)
+    context = ssl.create_default_context(cafile=ca_file())
     return http.client.HTTPSConnection(netloc, timeout=timeout, context=context)
 
 

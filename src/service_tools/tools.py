@@ -1,7 +1,7 @@
-"""The analytics rows of the tool table: the data service's reads, and `submit_intel`.
+"""The data service rows of the tool table: the data service's reads, and `submit_intel`.
 
 Field meanings are documented in docs/api-service.md; the record models are in
-`svc_mcp.records`. Every row but `submit_intel` is a read; `submit_intel` forwards an envelope
+`service_tools.models`. Every row but `submit_intel` is a read; `submit_intel` forwards an envelope
 someone else signed (the MCP never holds the signing key) and is idempotent, so a connection
 failure may be retried. No row can pause, resume, flatten or place orders: the service has no
 such route, and the table has no such row.
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from portal_tools.backends import SERVICE
-from portal_tools.errors import InvalidArgument
-from portal_tools.toolspec import AGENT_PAGE, Hints, Param, ToolSpec, read_tool
+from svc_client.backends import SERVICE
+from svc_client.errors import InvalidArgument
+from svc_client.toolspec import AGENT_PAGE, Hints, Param, ToolSpec, read_tool
 
 INTEL_SCHEMA_TAG = "svc.intel.v1"
 
@@ -43,7 +43,7 @@ def _read(
         title,
         f"{description} Newest first; filters narrow it." if many else description,
         path,
-        f"svc_mcp.records:{returns}",
+        f"service_tools.models:{returns}",
         backend=SERVICE,
         access=SERVICE_ACCESS,
         filters=filters,
@@ -86,7 +86,7 @@ SUBMIT_INTEL = ToolSpec(
             required=True,
         ),
     ),
-    returns="svc_mcp.records:IntelReceipt",
+    returns="service_tools.models:IntelReceipt",
     many=False,
     backend=SERVICE,
     access=SERVICE_ACCESS,
@@ -96,7 +96,7 @@ SUBMIT_INTEL = ToolSpec(
     transport_retries=2,
 )
 
-ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
+SERVICE_TOOLS: tuple[ToolSpec, ...] = (
     _read(
         "get_system",
         "Trading system state",

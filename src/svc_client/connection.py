@@ -2,8 +2,8 @@
 
 Both APIs answer `{"ok": true, "data": ..., "next_cursor"?: ...}` or
 `{"ok": false, "error": {"code": ..., "message": ...}}` (docs/api-portal.md, docs/api-service.md).
-The two transports, `portal_tools.client` (httpx, pooled, for the MCP server) and
-`portal_tools.oneshot` (the standard library, for one CLI call), both end in `answer` and
+The two transports, `svc_client.client` (httpx, pooled, for the MCP server) and
+`svc_client.oneshot` (the standard library, for one CLI call), both end in `answer` and
 `unreachable` here, so a failure reads the same whichever way the call went. Only the standard
 library is imported.
 """
@@ -12,20 +12,17 @@ from __future__ import annotations
 
 import base64
 import json
-import math
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from portal_tools.errors import (
+from svc_client.errors import (
     BadRequest,
     CallError,
     Forbidden,
     LockedOut,
-    Misconfigured,
     NotFound,
     RateLimited,
     ServerError,
@@ -34,9 +31,6 @@ from portal_tools.errors import (
 )
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
-TIMEOUT_SECONDS = 10.0
-TIMEOUT_VARIABLE = "SVC_MCP_TIMEOUT_SECONDS"
-MAX_TIMEOUT_SECONDS = 600.0
 CONNECT_TIMEOUT_SECONDS = 5.0
 MAX_URL_CHARS = 8 * 1024
 _MAX_QUOTED_CHARS = 300
@@ -101,24 +95,6 @@ class Payload:
 
     data: Any
     next_cursor: str | None = None
-
-
-def timeout_seconds() -> float:
-    """How long one call may take in all: `SVC_MCP_TIMEOUT_SECONDS`, read at each call (default
-    10); `Misconfigured` unless it is a number of seconds in (0, 600]."""
-    text = os.environ.get(TIMEOUT_VARIABLE, "").strip()
-    if not text:
-        return TIMEOUT_SECONDS
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_SECONDS):
-        raise Misconfigured(
-            f"{TIMEOUT_VARIABLE} must be a number of seconds above 0 and at most "
-            f"{MAX_TIMEOUT_SECONDS:g}"
-        )
-    return value
 
 
 def too_large(connection: Connection, request: str) -> ServerError:

@@ -1,29 +1,27 @@
 """The pooled async transport: one httpx client per MCP server (and per `doctor` run).
 
-A request is sent once and its answer read into `portal_tools.connection.answer`. Nothing is
+A request is sent once and its answer read into `svc_client.connection.answer`. Nothing is
 retried here: a 429 in particular must not be, or a wrong token would burn the lockout budget.
 """
 
 from __future__ import annotations
 
-import os
 import ssl
 from typing import Any
 
 import anyio
 import httpx
 
-from portal_tools.connection import (
+from svc_client.connection import (
     CONNECT_TIMEOUT_SECONDS,
     MAX_RESPONSE_BYTES,
-    TIMEOUT_SECONDS,
     Connection,
     Payload,
     answer,
-    timeout_seconds,
     too_large,
     unreachable,
 )
+from svc_client.settings import TIMEOUT_SECONDS, ca_file, timeout_seconds
 
 
 def new_http_client() -> httpx.AsyncClient:
@@ -33,8 +31,10 @@ def new_http_client() -> httpx.AsyncClient:
     that environment may hold SERVICE_INTEL_HMAC, which this package never reads. The backends
     are on loopback or behind an SSH tunnel; a private CA is taken from SSL_CERT_FILE by name.
     """
-    ca_file = os.environ.get("SSL_CERT_FILE")
-    verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=ca_file) if ca_file else True
+    private_ca = ca_file()
+    verify: ssl.SSLContext | bool = (
+        ssl.create_default_context(cafile=private_ca) if private_ca else True
+    )
     return httpx.AsyncClient(
         timeout=httpx.Timeout(TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS),
         trust_env=False,

@@ -1,4 +1,4 @@
-"""What one row of the tool table declares, for portal and analytics alike.
+"""What one row of the tool table declares, for the portal and the data service alike.
 
 A `ToolSpec` holds everything the adapters need: the MCP server (title, description, input and
 output schemas, annotations), the CLIs (`svc-mcp <tool>`, `svc-portal <group> <command>`),
@@ -20,12 +20,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from portal_tools.errors import InvalidArgument
+from svc_client.errors import InvalidArgument
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from portal_tools.backends import Backend, Toolset
+    from svc_client.backends import Backend, Toolset
 
 ParamType = Literal["string", "integer", "object", "array"]
 MAX_TEXT_CHARS = 1024

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from portal_tools.connection import Connection, Payload
-from portal_tools.errors import InvalidArgument, ServerError, Unreachable
-from portal_tools.toolspec import FIELDS, ToolSpec
+from svc_client.connection import Connection, Payload
+from svc_client.errors import InvalidArgument, ServerError, Unreachable
+from svc_client.toolspec import FIELDS, ToolSpec
 
 if TYPE_CHECKING:
     import httpx
@@ -104,7 +104,7 @@ async def call_tool(
     Raises a `CallError` subclass on any failure."""
     import anyio
 
-    from portal_tools.client import fetch
+    from svc_client.client import fetch
 
     request = _prepare(spec, arguments)
     attempts = 1 + spec.transport_retries
@@ -129,7 +129,7 @@ async def call_tool(
 
 def call_tool_once(spec: ToolSpec, arguments: Mapping[str, object]) -> ToolResult:
     """`call_tool` for one CLI call, over the standard library; same checks, same errors."""
-    from portal_tools.oneshot import fetch_once
+    from svc_client.oneshot import fetch_once
 
     request = _prepare(spec, arguments)
     attempts = 1 + spec.transport_retries
