@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from svc_client.exits import OneLineParser, fail, quiet_on_broken_pipe
+from svc_client.failures import FailureKind
 from svc_client.toolspec import ToolSpec
 from svc_mcp.listing import print_json, print_table
 from svc_mcp.table import TOOLS, TOOLSETS, parse_toolsets, select_tools
@@ -133,7 +134,9 @@ def _list(selected: Sequence[ToolSpec], *, as_json: bool) -> None:
 def _call(name: str, selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
     spec = next((spec for spec in selected if spec.name == name), None)
     if spec is None:
-        fail(PROG, "usage", f"{name} is not among the tools --toolsets/--read-only select")
+        fail(
+            PROG, FailureKind.USAGE, f"{name} is not among the tools --toolsets/--read-only select"
+        )
     from svc_client.terminal import run_tool
 
     run_tool(PROG, spec, {param.name: getattr(options, param.name) for param in spec.params})
@@ -167,7 +170,7 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
         with asyncio.Runner(loop_factory=_fast_loop()) as runner:
             runner.run(serve_http(selected, gateway))
     except GatewayRefused as refusal:
-        fail(PROG, "usage", str(refusal))
+        fail(PROG, FailureKind.USAGE, str(refusal))
 
 
 def _fast_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:

@@ -36,6 +36,7 @@ from mcp.types import CallToolResult, TextContent, Tool
 
 from server_stub.intel.envelope import key_bytes, sign
 from svc_client.exits import EXIT_CODES, OneLineParser, fail
+from svc_client.failures import FailureKind
 from svc_mcp.demo_stubs import (
     DemoFailed,
     DemoStubs,
@@ -383,7 +384,10 @@ def _succeeded(name: str, result: CallToolResult) -> CallToolResult:
     if result.is_error:
         text = _text(result)
         kind = text.split(":", 1)[0]
-        raise DemoFailed(f"{name} failed: {text}", kind if kind in EXIT_CODES else "server_error")
+        raise DemoFailed(
+            f"{name} failed: {text}",
+            FailureKind(kind) if kind in EXIT_CODES else FailureKind.SERVER_ERROR,
+        )
     return result
 
 

@@ -30,6 +30,7 @@ import tomlkit
 import tomlkit.exceptions
 
 from svc_client.backends import backend_variables, token_variables
+from svc_client.failures import FailureKind
 from svc_client.settings import (
     CA_FILE_VARIABLE,
     GATEWAY_TOKEN_VARIABLE,
@@ -84,19 +85,19 @@ _SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 class InstallError(Exception):
     """Refused; the message says what to fix. Nothing was written."""
 
-    kind: ClassVar[str] = "usage"
+    kind: ClassVar[FailureKind] = FailureKind.USAGE
 
 
 class IndexUnreachable(InstallError):
     """The package index could not be asked."""
 
-    kind: ClassVar[str] = "unreachable"
+    kind: ClassVar[FailureKind] = FailureKind.UNREACHABLE
 
 
 class UnreadableConfig(InstallError):
     """The existing file does not parse or has an unexpected shape; it is left untouched."""
 
-    kind: ClassVar[str] = "misconfigured"
+    kind: ClassVar[FailureKind] = FailureKind.MISCONFIGURED
 
 
 @dataclass(frozen=True)

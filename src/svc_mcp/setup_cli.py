@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from svc_client.exits import fail
+from svc_client.failures import FailureKind
 from svc_client.settings import GATEWAY_TOKEN_VARIABLE
 from svc_mcp.install import (
     ENV_KEYS,
@@ -260,7 +261,7 @@ def doctor(
     try:
         selected = parse_toolsets(toolsets)
     except ValueError as error:
-        fail(PROG, "usage", f"--toolsets: {error}")
+        fail(PROG, FailureKind.USAGE, f"--toolsets: {error}")
     findings = diagnose(selected, name)
     print_findings(findings, as_json=as_json)
     raise typer.Exit(exit_code(findings))
@@ -346,6 +347,10 @@ def main(args: Sequence[str], prog_name: str = PROG) -> None:
         raise SystemExit(2) from shown
     except click.UsageError as error:
         command = error.ctx.command_path if error.ctx else prog_name
-        fail(PROG, "usage", f"{' '.join(error.format_message().split())} (see {command} --help)")
+        fail(
+            PROG,
+            FailureKind.USAGE,
+            f"{' '.join(error.format_message().split())} (see {command} --help)",
+        )
     if isinstance(code, int) and code:
         raise SystemExit(code)

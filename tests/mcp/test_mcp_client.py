@@ -29,7 +29,7 @@ from svc_client.errors import (
 )
 from svc_client.toolspec import ToolSpec
 
-BASE = "http://portal.test"
+BASE = "https://portal.test"
 TOKEN = "session-token-0123456789abcdef"
 WHOAMI = next(spec for spec in PORTAL_TOOLS if spec.name == "portal_whoami")
 SESSIONS = next(spec for spec in PORTAL_TOOLS if spec.name == "portal_sessions")
@@ -395,11 +395,11 @@ def test_service_rows_use_the_service_settings(
 
 
 def test_a_service_401_names_both_token_variables(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SERVICE_API_BASE", "http://service.test")
+    monkeypatch.setenv("SERVICE_API_BASE", "https://service.test")
     monkeypatch.delenv("SERVICE_API_TOKEN", raising=False)
     monkeypatch.delenv("DASHBOARD_API_TOKEN", raising=False)
     with respx.mock:
-        respx.get("http://service.test/api/v1/identity").respond(
+        respx.get("https://service.test/api/v1/identity").respond(
             401, json=error("unauthorized", "token required")
         )
         with pytest.raises(Unauthorized) as raised:
