@@ -12,10 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from svc_client.backends import SERVICE
+from svc_client.connection import request_body
 from svc_client.errors import InvalidArgument
 from svc_client.toolspec import AGENT_PAGE, Hints, Param, ToolSpec, read_tool
 
 INTEL_SCHEMA_TAG = "svc.intel.v1"
+INTEL_MAX_BYTES = 64 * 1024
+"""The largest request body the service's intake accepts (docs/api-service.md)."""
 
 SERVICE_ACCESS = f"the data service token ({SERVICE.token_names})"
 
@@ -54,7 +57,7 @@ def _read(
 
 
 def check_envelope(arguments: dict[str, Any]) -> None:
-    """The local shape check of `submit_intel`: the schema tag and a signature. The service
+    """The local check of `submit_intel`: its size, the schema tag and a signature. The service
     verifies the signature itself; the MCP has no key to."""
     envelope = arguments.get("envelope")
     if not isinstance(envelope, dict):
@@ -66,6 +69,13 @@ def check_envelope(arguments: dict[str, Any]) -> None:
     if not isinstance(envelope.get("sig"), str) or not envelope["sig"]:
         raise InvalidArgument(
             "envelope has no sig: sign it first (svc-stub intel sign)", hint="envelope"
+        )
+    size = len(request_body(envelope) or b"")
+    if size > INTEL_MAX_BYTES:
+        raise InvalidArgument(
+            f"envelope is {size:,} bytes as JSON; the intake accepts at most "
+            f"{INTEL_MAX_BYTES // 1024} KiB, so it was not sent",
+            hint="envelope",
         )
 
 

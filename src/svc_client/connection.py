@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,14 +105,77 @@ def too_large(connection: Connection, request: str) -> ServerError:
     )
 
 
-def unreachable(connection: Connection, reason: str) -> Unreachable:
-    """No HTTP answer; `reason` is scrubbed here, whatever the transport put into it."""
+def request_headers(connection: Connection, body: bytes | None) -> dict[str, str]:
+    """The headers of every request, whichever transport sends it. `identity`: a backend's
+    answer is read as sent, so a small compressed answer cannot inflate in memory."""
+    headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    return {**headers, **connection.headers()}
+
+
+def request_body(json_body: Any) -> bytes | None:
+    """The JSON body as both transports send it (and as `submit_intel` measures it)."""
+    if json_body is None:
+        return None
+    return json.dumps(json_body, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+class BodyReader:
+    """Collects an answer's body as it streams, refused past MAX_RESPONSE_BYTES once decoded.
+
+    We ask for `identity`; a backend that compresses anyway with gzip or deflate is inflated
+    here a bounded piece at a time (a few KiB of gzip can inflate to gigabytes), and any other
+    coding is refused."""
+
+    def __init__(self, connection: Connection, request: str, content_encoding: str | None):
+        self._connection = connection
+        self._request = request
+        self._chunks: list[bytes] = []
+        self._size = 0
+        coding = (content_encoding or "identity").strip().lower()
+        self._inflater: zlib._Decompress | None = None
+        if coding in ("gzip", "x-gzip", "deflate"):
+            # 47: a zlib or gzip header, detected; deflate servers send zlib-wrapped data.
+            self._inflater = zlib.decompressobj(wbits=47)
+        elif coding != "identity":
+            raise ServerError(
+                f"{connection.service} answered {request} in an encoding this client does not "
+                "read although it asked for identity; refused"
+            )
+
+    def feed(self, chunk: bytes) -> None:
+        inflater = self._inflater
+        if inflater is None:
+            self._keep(chunk)
+            return
+        data = chunk
+        while data:
+            self._keep(inflater.decompress(data, MAX_RESPONSE_BYTES + 1 - self._size))
+            data = inflater.unconsumed_tail
+
+    def body(self) -> bytes:
+        if self._inflater is not None:
+            self._keep(self._inflater.flush())
+        return b"".join(self._chunks)
+
+    def _keep(self, data: bytes) -> None:
+        self._size += len(data)
+        if self._size > MAX_RESPONSE_BYTES:
+            raise too_large(self._connection, self._request)
+        self._chunks.append(data)
+
+
+def unreachable(connection: Connection, reason: str, *, sent: bool = True) -> Unreachable:
+    """No HTTP answer; `reason` is scrubbed here, whatever the transport put into it. `sent`:
+    whether the request may have reached the server (False only when no connection was made)."""
     return Unreachable(
         f"cannot reach {connection.service} at {connection.base_url} "
         f"({connection.scrub(reason) or 'no reason given'}); is it running? "
         f"{connection.base_url_variable} sets the address",
         base_url=connection.base_url,
         hint=connection.base_url_variable,
+        sent=sent,
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from svc_client.failures import FailureKind
+from svc_client.safe_text import visible
 
 
 class CallError(Exception):
@@ -19,7 +20,8 @@ class CallError(Exception):
     def __init__(
         self, message: str, *, hint: str | None = None, retry_after: int | None = None
     ) -> None:
-        super().__init__(message)
+        # Messages quote backends and settings: shown escaped wherever they go.
+        super().__init__(visible(message))
         self.hint = hint
         self.retry_after = retry_after
 
@@ -81,9 +83,13 @@ class Unreachable(CallError):
 
     kind = FailureKind.UNREACHABLE
 
-    def __init__(self, message: str, base_url: str, *, hint: str | None = None) -> None:
+    def __init__(
+        self, message: str, base_url: str, *, hint: str | None = None, sent: bool = True
+    ) -> None:
         super().__init__(message, hint=hint)
         self.base_url = base_url
+        self.sent = sent
+        """False only when no connection was made: the request provably never left."""
 
 
 class BadRequest(CallError):

@@ -12,12 +12,13 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from svc_client.failures import FailureKind
+from svc_client.safe_text import visible
 
 EXIT_CODES: dict[str, int] = {kind: kind.exit_code for kind in FailureKind}
 
 
 def fail(prog: str, kind: FailureKind, message: str) -> NoReturn:
-    print(f"{prog}: {kind}: {message}", file=sys.stderr)
+    print(f"{prog}: {kind}: {visible(message)}", file=sys.stderr)
     raise SystemExit(kind.exit_code)
 
 

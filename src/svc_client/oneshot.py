@@ -8,7 +8,6 @@ CA bundle. The answer goes through the same `svc_client.connection.answer` as th
 from __future__ import annotations
 
 import http.client
-import json
 import socket
 import ssl
 import time
@@ -17,11 +16,12 @@ from urllib.parse import urlsplit
 
 from svc_client.connection import (
     CONNECT_TIMEOUT_SECONDS,
-    MAX_RESPONSE_BYTES,
+    BodyReader,
     Connection,
     Payload,
     answer,
-    too_large,
+    request_body,
+    request_headers,
     unreachable,
 )
 from svc_client.settings import ca_file, timeout_seconds
@@ -44,20 +44,31 @@ def fetch_once(
     deadline = time.monotonic() + limit
     request = f"{method} {path}"
     url = urlsplit(connection.url(path, query))
-    headers = {"Accept": "application/json", **connection.headers()}
-    body = None
-    if json_body is not None:
-        body = json.dumps(json_body).encode()
-        headers["Content-Type"] = "application/json"
+    body = request_body(json_body)
+    headers = request_headers(connection, body)
     target = url.path + (f"?{url.query}" if url.query else "")
     conn = _open(url.scheme, url.netloc, min(limit, CONNECT_TIMEOUT_SECONDS))
+    try:
+        conn.connect()
+    except TimeoutError:
+        conn.close()
+        raise unreachable(connection, "the connection timed out") from None
+    except OSError as exc:
+        # Refused, no route, a name that does not resolve: nothing was sent.
+        conn.close()
+        raise unreachable(connection, str(exc) or type(exc).__name__, sent=False) from None
     try:
         conn.request(method, target, body=body, headers=headers)
         # Kept: the connection lets go of its socket once a response says it will close.
         sock = conn.sock
         sock.settimeout(max(deadline - time.monotonic(), 0.001))
         response = conn.getresponse()
-        raw = _read_bounded(response, sock, deadline, connection, request)
+        raw = _read_bounded(
+            response,
+            sock,
+            deadline,
+            BodyReader(connection, request, response.getheader("Content-Encoding")),
+        )
     except TimeoutError:
         raise unreachable(connection, f"no answer within {limit:g} s") from None
     except (OSError, http.client.HTTPException) as exc:
@@ -78,14 +89,8 @@ def _open(scheme: str, netloc: str, timeout: float) -> http.client.HTTPConnectio
 
 
 def _read_bounded(
-    response: http.client.HTTPResponse,
-    sock: socket.socket,
-    deadline: float,
-    connection: Connection,
-    request: str,
+    response: http.client.HTTPResponse, sock: socket.socket, deadline: float, reader: BodyReader
 ) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -93,8 +98,5 @@ def _read_bounded(
         sock.settimeout(remaining)
         chunk = response.read1(_CHUNK_BYTES)
         if not chunk:
-            return b"".join(chunks)
-        size += len(chunk)
-        if size > MAX_RESPONSE_BYTES:
-            raise too_large(connection, request)
-        chunks.append(chunk)
+            return reader.body()
+        reader.feed(chunk)

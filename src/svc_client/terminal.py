@@ -7,13 +7,13 @@ the MCP result. When more remain, `next_cursor: <cursor>` goes to stderr (pass i
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping
 
 from svc_client.calls import call_tool_once
 from svc_client.errors import CallError
 from svc_client.exits import fail
+from svc_client.safe_text import safe_json, visible
 from svc_client.toolspec import ToolSpec
 
 
@@ -23,6 +23,6 @@ def run_tool(prog: str, spec: ToolSpec, arguments: Mapping[str, object]) -> None
         result = call_tool_once(spec, arguments)
     except CallError as error:
         fail(prog, error.kind, str(error))
-    print(json.dumps(result.data, indent=2, ensure_ascii=False))
+    print(safe_json(result.data, indent=2))
     if result.next_cursor is not None:
-        print(f"next_cursor: {result.next_cursor}", file=sys.stderr)
+        print(f"next_cursor: {visible(result.next_cursor)}", file=sys.stderr)

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
+from service_tools.tools import INTEL_MAX_BYTES
 from svc_client.exits import OneLineParser, fail, quiet_on_broken_pipe
 from svc_client.failures import FailureKind
 from svc_client.toolspec import ToolSpec
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from svc_client.backends import Toolset
 
 PROG = "svc-mcp"
-MAX_FILE_BYTES = 64 * 1024
+MAX_FILE_BYTES = INTEL_MAX_BYTES
 
 
 def main(argv: Sequence[str] | None = None) -> None:
