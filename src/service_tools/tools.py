@@ -9,12 +9,25 @@ such route, and the table has no such row.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from svc_client.backends import SERVICE
 from svc_client.connection import request_body
 from svc_client.errors import InvalidArgument
-from svc_client.toolspec import AGENT_PAGE, Hints, Param, ToolSpec, read_tool
+from svc_client.toolspec import (
+    AGENT_PAGE,
+    Hints,
+    Param,
+    RecordModel,
+    ToolSpec,
+    lazy_module,
+    read_tool,
+)
+
+if TYPE_CHECKING:
+    from service_tools import models
+else:
+    models = lazy_module("service_tools.models")
 
 INTEL_SCHEMA_TAG = "svc.intel.v1"
 INTEL_MAX_BYTES = 64 * 1024
@@ -34,7 +47,7 @@ def _read(
     title: str,
     description: str,
     path: str,
-    returns: str,
+    returns: RecordModel,
     filters: tuple[Param, ...] = (),
     *,
     many: bool = True,
@@ -46,7 +59,7 @@ def _read(
         title,
         f"{description} Newest first; filters narrow it." if many else description,
         path,
-        f"service_tools.models:{returns}",
+        returns,
         backend=SERVICE,
         access=SERVICE_ACCESS,
         filters=filters,
@@ -96,7 +109,7 @@ SUBMIT_INTEL = ToolSpec(
             required=True,
         ),
     ),
-    returns="service_tools.models:IntelReceipt",
+    returns=lambda: models.IntelReceipt,
     many=False,
     backend=SERVICE,
     access=SERVICE_ACCESS,
@@ -113,7 +126,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         "Get the trading daemon's state: running or paused (and why), equity, exposure, P&L, "
         "counts, heartbeat. Start here.",
         "/api/v1/system",
-        "SystemState",
+        lambda: models.SystemState,
         many=False,
     ),
     _read(
@@ -121,7 +134,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         "Open positions",
         "List open positions: side, quantity, prices, market value, P&L.",
         "/api/v1/positions",
-        "Position",
+        lambda: models.Position,
         (SYMBOL,),
     ),
     _read(
@@ -130,7 +143,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         "List the daemon's orders (read-only: none can be placed or cancelled here); "
         "status=open gives the working ones.",
         "/api/v1/orders",
-        "Order",
+        lambda: models.Order,
         (
             SYMBOL,
             Param(
@@ -151,7 +164,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         "Fills",
         "List executions: order, symbol, side, quantity, price, fee, venue, time.",
         "/api/v1/fills",
-        "Fill",
+        lambda: models.Fill,
         (SYMBOL, Param("order_id", "string", ""), SIDE, SINCE, UNTIL),
         selectable=True,
     ),
@@ -160,7 +173,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         "Daily P&L",
         "List daily P&L (since/until take dates).",
         "/api/v1/pnl",
-        "DailyPnl",
+        lambda: models.DailyPnl,
         (SINCE, UNTIL),
     ),
     _read(
@@ -168,7 +181,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         "Risk limits",
         "List risk limits and their use (status warning from 80%, breached from 100%).",
         "/api/v1/risk",
-        "RiskLimit",
+        lambda: models.RiskLimit,
         (SYMBOL,),
     ),
     _read(
@@ -176,7 +189,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         "Intel inbox",
         "List the intel envelopes received: id, source, kind, times, body.",
         "/api/v1/intel",
-        "IntelItem",
+        lambda: models.IntelItem,
         (KIND, Param("source", "string", ""), SINCE, UNTIL),
     ),
     _read(
@@ -184,7 +197,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         "Event log",
         "List the daemon's events: time, level, kind, source, symbol, message.",
         "/api/v1/events",
-        "Event",
+        lambda: models.Event,
         (
             Param("level", "string", "", choices=("info", "warning", "error")),
             KIND,
@@ -200,7 +213,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         "Get whether the data service requires auth and whether the configured token passes. "
         "Use it to diagnose a 401.",
         "/api/v1/auth/status",
-        "AuthStatus",
+        lambda: models.AuthStatus,
         many=False,
     ),
     _read(
@@ -208,7 +221,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         "Service health",
         "Get the data service's readiness (ready, or an unavailable error).",
         "/health/ready",
-        "Health",
+        lambda: models.Health,
         many=False,
     ),
     SUBMIT_INTEL,

@@ -180,7 +180,7 @@ def _checked(spec: ToolSpec, request: _Request, payload: Payload) -> ToolResult:
         more = f" (and {len(others)} more problems)" if others else ""
         raise ServerError(
             f"{connection.service} answered {spec.method} {spec.path} with a payload that does "
-            f"not match {spec.returns.rpartition(':')[2]}: {where}: {first['msg']}{more}"
+            f"not match {spec.record_model().__name__}: {where}: {first['msg']}{more}"
         ) from None
     data = payload.data
     if request.fields is not None:

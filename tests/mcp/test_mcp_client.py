@@ -10,6 +10,7 @@ import httpx
 import pytest
 import respx
 
+from portal_tools.models import Identity
 from portal_tools.tools import AUDITOR, PORTAL_TOOLS
 from svc_client.backends import SERVICE
 from svc_client.calls import ToolResult, call_tool
@@ -360,7 +361,7 @@ SERVICE_WHOAMI = ToolSpec(
     method="GET",
     path="/api/v1/identity",
     params=(),
-    returns="portal_tools.models:Identity",
+    returns=lambda: Identity,
     many=False,
     backend=SERVICE,
     access="a token",

@@ -11,6 +11,7 @@ import pytest
 from portal_tools.tools import ANYONE, PORTAL_TOOLS
 from svc_client.backends import PORTAL, SERVICE, Toolset
 from svc_client.errors import InvalidArgument
+from svc_client.records import SecretFreeRecord
 from svc_client.schemas import compact, output_schema
 from svc_client.toolspec import READ_ONLY, Hints, ToolSpec
 from svc_mcp.table import TOOLS, parse_toolsets, select_tools
@@ -150,7 +151,7 @@ def test_each_row_names_its_backend_and_toolset() -> None:
     assert {spec.backend for spec in TOOLS} == {PORTAL, SERVICE}
     for spec in TOOLS:
         assert spec.toolset is spec.backend.toolset
-        assert spec.record_model().__name__ == spec.returns.rpartition(":")[2]
+        assert issubclass(spec.record_model(), SecretFreeRecord)
 
 
 WRITER = dataclasses.replace(
