@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, NoReturn
 from service_tools.tools import INTEL_MAX_BYTES
 from svc_client.exits import OneLineParser, fail, quiet_on_broken_pipe
 from svc_client.failures import FailureKind
+from svc_client.settings import GATEWAY_TOKEN_VARIABLE
 from svc_client.toolspec import ToolSpec
 from svc_mcp.listing import print_json, print_table
 from svc_mcp.table import TOOLS, TOOLSETS, parse_toolsets, select_tools
@@ -204,7 +205,7 @@ def _parser() -> argparse.ArgumentParser:
     http.add_argument(
         "--allow-remote",
         action="store_true",
-        help="allow a non-loopback --host; needs SVC_MCP_GATEWAY_TOKEN",
+        help=f"allow a non-loopback --host; needs {GATEWAY_TOKEN_VARIABLE}",
     )
     http.add_argument(
         "--allowed-host",

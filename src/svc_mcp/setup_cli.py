@@ -103,7 +103,7 @@ def install(
     http_token: Annotated[
         TokenMode,
         typer.Option(
-            help="With --http: SVC_MCP_GATEWAY_TOKEN as a reference the host resolves (ref; a "
+            help=f"With --http: {GATEWAY_TOKEN_VARIABLE} as a reference the host resolves (ref; a "
             "password prompt in VS Code), its value (plain), or no token (none).",
         ),
     ] = "ref",  # noqa: S107 (a mode, not a token)
