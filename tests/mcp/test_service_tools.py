@@ -1,4 +1,4 @@
-"""The analytics rows against a real `svc-stub service`: the contract (REST data = `svc-mcp <tool>`
+"""The data service rows against a real `svc-stub service`: the contract (REST data = `svc-mcp <tool>`
 JSON = MCP structured result over stdio and over the HTTP gateway), agent-facing errors, and the
 absence of any control operation."""
 
@@ -66,7 +66,7 @@ def views(
     with running_server(
         ["-m", "svc_mcp", "--http", "--port", str(port)],
         port=port,
-        log_path=tmp_path_factory.mktemp("analytics-gateway") / "gateway.log",
+        log_path=tmp_path_factory.mktemp("service-gateway") / "gateway.log",
         ready_path="/mcp",
         env=process_env(service.env()),
     ) as gateway:
