@@ -1,4 +1,5 @@
-"""The import structure: no cycles, the client side independent of the stub servers, and every
+"""The import structure: no cycles, the client side independent of the stub servers, the client
+core (svc_client) below the backends' rows (portal_tools, service_tools) below the faces, and every
 backend variable named in one module only.
 
 Every `import` counts, also one inside a function or under TYPE_CHECKING: a cycle through a lazy
@@ -135,3 +136,20 @@ def test_each_backend_variable_is_named_in_one_client_module(variable: str) -> N
         and re.search(rf"\b{variable}\b", path.read_text(encoding="utf-8"))
     ]
     assert naming == ["svc_client.settings"]
+
+
+CORE = "svc_client"
+ROWS = ("portal_tools", "service_tools")
+
+
+def test_the_client_core_depends_on_no_backend_rows_and_no_face() -> None:
+    for name, targets in GRAPH.items():
+        if name.startswith(CORE):
+            assert not {t for t in targets if not t.startswith(CORE)}, name
+
+
+def test_the_backend_rows_depend_only_on_the_core() -> None:
+    for name, targets in GRAPH.items():
+        if name.startswith(ROWS):
+            package = name.partition(".")[0]
+            assert not {t for t in targets if not t.startswith((CORE, package))}, name
