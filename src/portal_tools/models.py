@@ -2,46 +2,24 @@
 
 They give each tool its output schema and check every payload before it reaches a caller. Field
 names are snake_case in Python and camelCase on the wire. Unknown fields are allowed (the portal
-may add some), but a field whose name says it holds a secret is refused: payloads never carry
-tokens, hashes or secrets.
+may add some), but a field whose name says it holds a secret is refused
+(`svc_client.records.SecretFreeRecord`).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AwareDatetime, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
-_SECRET_NAME = re.compile(r"(token|hash|secret|password)$", re.IGNORECASE)
+from svc_client.records import SecretFreeRecord, refuse_secret_fields
 
 Timestamp = AwareDatetime
 Role = Literal["reader", "maintainer", "auditor"]
 TrailName = Literal[
     "sessions", "credentials", "credential-revokes", "grants", "revokes", "gateway-access"
 ]
-
-
-def refuse_secret_fields(value: Any) -> Any:
-    if isinstance(value, dict):
-        leaked = sorted(key for key in value if isinstance(key, str) and _SECRET_NAME.search(key))
-        if leaked:
-            raise ValueError(f"the record carries secret-looking fields {leaked}; not passed on")
-    return value
-
-
-class SecretFreeRecord(BaseModel):
-    """The one secret-field check of both backends' records: a field whose name says it holds
-    a secret is refused. Unknown fields are otherwise allowed."""
-
-    # defer_build: schemas are built on first use, so importing the models stays cheap.
-    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_secrets(cls, value: Any) -> Any:
-        return refuse_secret_fields(value)
 
 
 class Record(SecretFreeRecord):

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from portal_tools.backends import PORTAL
-from portal_tools.toolspec import ToolSpec, read_tool
+from typing import TYPE_CHECKING
+
+from svc_client.backends import PORTAL
+from svc_client.toolspec import RecordModel, ToolSpec, lazy_module, read_tool
+
+if TYPE_CHECKING:
+    from portal_tools import models
+else:
+    models = lazy_module("portal_tools.models")
 
 ANYONE = "no session (anonymous callers see only approved public surfaces and public cards)"
 SIGNED_IN = "a signed-in session of any role"
@@ -18,7 +25,7 @@ def _portal_tool(
     title: str,
     description: str,
     path: str,
-    returns: str,
+    returns: RecordModel,
     *,
     cli: tuple[str, ...],
     access: str,
@@ -30,7 +37,7 @@ def _portal_tool(
         title,
         f"{description} Oldest first." if many and access == AUDITOR else description,
         path,
-        f"portal_tools.models:{returns}",
+        returns,
         backend=PORTAL,
         access=access,
         many=many,
@@ -46,7 +53,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "List the portal's service surfaces (start here; portal_mcp/web/cli say how to reach "
         f"one). {_PUBLIC}",
         "/api/catalog",
-        "CatalogEntry",
+        lambda: models.CatalogEntry,
         cli=("catalog", "list"),
         access=ANYONE,
     ),
@@ -55,7 +62,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "MCP endpoints of services",
         f"List the surfaces with an MCP channel and each one's MCP endpoint URL. {_PUBLIC}",
         "/api/mcp",
-        "McpEntry",
+        lambda: models.McpEntry,
         cli=("mcp", "list"),
         access=ANYONE,
     ),
@@ -64,7 +71,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "Web apps of services",
         f"List the surfaces with a web channel and each one's web app URL (href). {_PUBLIC}",
         "/api/web",
-        "WebEntry",
+        lambda: models.WebEntry,
         cli=("web", "list"),
         access=ANYONE,
     ),
@@ -73,7 +80,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "CLI packages of services",
         f"List the surfaces with a CLI and each one's package coordinate (jsr: or npm:). {_PUBLIC}",
         "/api/cli",
-        "CliEntry",
+        lambda: models.CliEntry,
         cli=("cli", "list"),
         access=ANYONE,
     ),
@@ -83,7 +90,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "Get the portal page: its title and cards with their components. Anonymous callers do "
         "not see internal cards.",
         "/api/page",
-        "PageLayout",
+        lambda: models.PageLayout,
         cli=("page", "get"),
         access=ANYONE,
         many=False,
@@ -93,7 +100,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "Merged audit timeline",
         f"List all audit trails merged into one timeline of {{at, trail, record}}. {_AUDITOR_ONLY}",
         "/api/audit",
-        "AuditEvent",
+        lambda: models.AuditEvent,
         cli=("audit", "list"),
         access=AUDITOR,
         selectable=True,
@@ -103,7 +110,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "Gateway access decisions",
         f"List the gateway's allowed and denied direct-connection grants. {_AUDITOR_ONLY}",
         "/api/gateway-audit",
-        "GatewayAccessRecord",
+        lambda: models.GatewayAccessRecord,
         cli=("gateway", "audit"),
         access=AUDITOR,
         selectable=True,
@@ -113,7 +120,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "Identity grants",
         f"List the identity grant records. {_AUDITOR_ONLY}",
         "/api/grants",
-        "GrantRecord",
+        lambda: models.GrantRecord,
         cli=("identity", "grants"),
         access=AUDITOR,
     ),
@@ -122,7 +129,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "Identity revokes",
         f"List the identity revoke records. {_AUDITOR_ONLY}",
         "/api/revokes",
-        "RevokeRecord",
+        lambda: models.RevokeRecord,
         cli=("identity", "revokes"),
         access=AUDITOR,
     ),
@@ -132,7 +139,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         f"Get the identity ({{id, kind, role}}) the portal proves for {PORTAL.token_names}; "
         "forbidden without a session.",
         "/api/whoami",
-        "Identity",
+        lambda: models.Identity,
         cli=("identity", "whoami"),
         access=SIGNED_IN,
         many=False,
@@ -142,7 +149,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "Login sessions",
         f"List the login session records (never a token or hash). {_AUDITOR_ONLY}",
         "/api/sessions",
-        "SessionRecord",
+        lambda: models.SessionRecord,
         cli=("identity", "sessions"),
         access=AUDITOR,
     ),
@@ -151,7 +158,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "Login credentials",
         f"List the login credential records (references, never the credential). {_AUDITOR_ONLY}",
         "/api/credentials",
-        "CredentialRecord",
+        lambda: models.CredentialRecord,
         cli=("identity", "credentials"),
         access=AUDITOR,
     ),
@@ -160,7 +167,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "Credential revokes",
         f"List the credential revoke records. {_AUDITOR_ONLY}",
         "/api/credential-revokes",
-        "CredentialRevokeRecord",
+        lambda: models.CredentialRevokeRecord,
         cli=("identity", "credential", "revokes"),
         access=AUDITOR,
     ),

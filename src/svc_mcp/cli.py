@@ -1,6 +1,6 @@
 """`svc-mcp`: serve MCP (stdio by default, or `--http`), list the tools, or call one.
 
-    svc-mcp [--toolsets portal,analytics] [--read-only]          serve MCP over stdio
+    svc-mcp [--toolsets portal,service] [--read-only]          serve MCP over stdio
     svc-mcp --http [--host H] [--port P] [--path /mcp] ...       serve streamable HTTP
     svc-mcp tools [--json]                                       list the tools
     svc-mcp <tool_name> [--param value ...]                      call one tool, print its JSON
@@ -20,18 +20,21 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
-from portal_tools.exits import OneLineParser, fail, quiet_on_broken_pipe
-from portal_tools.toolspec import ToolSpec
+from service_tools.tools import INTEL_MAX_BYTES
+from svc_client.exits import OneLineParser, fail, quiet_on_broken_pipe
+from svc_client.failures import FailureKind
+from svc_client.settings import GATEWAY_TOKEN_VARIABLE
+from svc_client.toolspec import ToolSpec
 from svc_mcp.listing import print_json, print_table
 from svc_mcp.table import TOOLS, TOOLSETS, parse_toolsets, select_tools
 
 if TYPE_CHECKING:
     import asyncio
 
-    from portal_tools.backends import Toolset
+    from svc_client.backends import Toolset
 
 PROG = "svc-mcp"
-MAX_FILE_BYTES = 64 * 1024
+MAX_FILE_BYTES = INTEL_MAX_BYTES
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -133,8 +136,10 @@ def _list(selected: Sequence[ToolSpec], *, as_json: bool) -> None:
 def _call(name: str, selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
     spec = next((spec for spec in selected if spec.name == name), None)
     if spec is None:
-        fail(PROG, "usage", f"{name} is not among the tools --toolsets/--read-only select")
-    from portal_tools.terminal import run_tool
+        fail(
+            PROG, FailureKind.USAGE, f"{name} is not among the tools --toolsets/--read-only select"
+        )
+    from svc_client.terminal import run_tool
 
     run_tool(PROG, spec, {param.name: getattr(options, param.name) for param in spec.params})
 
@@ -167,7 +172,7 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
         with asyncio.Runner(loop_factory=_fast_loop()) as runner:
             runner.run(serve_http(selected, gateway))
     except GatewayRefused as refusal:
-        fail(PROG, "usage", str(refusal))
+        fail(PROG, FailureKind.USAGE, str(refusal))
 
 
 def _fast_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -200,7 +205,7 @@ def _parser() -> argparse.ArgumentParser:
     http.add_argument(
         "--allow-remote",
         action="store_true",
-        help="allow a non-loopback --host; needs SVC_MCP_GATEWAY_TOKEN",
+        help=f"allow a non-loopback --host; needs {GATEWAY_TOKEN_VARIABLE}",
     )
     http.add_argument(
         "--allowed-host",

@@ -9,7 +9,7 @@ until the data service locks the address out and shows the `Retry-After` the age
 
 Everything is stopped and the temporary directory removed on the way out, on success, failure or
 Ctrl-C. Exit 0 on success (Ctrl-C is how `--keep-running` ends); 130 when Ctrl-C comes earlier;
-otherwise one line on stderr with the exit code of its kind (`portal_tools.exits`).
+otherwise one line on stderr with the exit code of its kind (`svc_client.exits`).
 """
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ from typing import Any, TextIO
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent, Tool
 
-from portal_tools.exits import EXIT_CODES, OneLineParser, fail
 from server_stub.intel.envelope import key_bytes, sign
+from svc_client.exits import EXIT_CODES, OneLineParser, fail
+from svc_client.failures import FailureKind
 from svc_mcp.demo_stubs import (
     DemoFailed,
     DemoStubs,
@@ -383,7 +384,10 @@ def _succeeded(name: str, result: CallToolResult) -> CallToolResult:
     if result.is_error:
         text = _text(result)
         kind = text.split(":", 1)[0]
-        raise DemoFailed(f"{name} failed: {text}", kind if kind in EXIT_CODES else "server_error")
+        raise DemoFailed(
+            f"{name} failed: {text}",
+            FailureKind(kind) if kind in EXIT_CODES else FailureKind.SERVER_ERROR,
+        )
     return result
 
 

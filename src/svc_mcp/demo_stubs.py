@@ -29,16 +29,12 @@ from pathlib import Path
 
 import httpx
 
-from portal_tools.backends import (
-    GATEWAY_TOKEN_VARIABLE,
-    PORTAL,
-    SERVICE,
-    Backend,
-    backend_variables,
-)
 from server_stub.portal.admin import issue_session
 from server_stub.portal.demo_data import write_demo_data
 from server_stub.service.demo_data import write_demo_database
+from svc_client.backends import PORTAL, SERVICE, Backend, backend_variables
+from svc_client.failures import FailureKind
+from svc_client.settings import GATEWAY_TOKEN_VARIABLE
 
 HOST = "127.0.0.1"
 TEMP_PREFIX = "svc-mcp-demo-"
@@ -55,7 +51,7 @@ _OUR_NAMES = frozenset({GATEWAY_TOKEN_VARIABLE, *backend_variables()})
 class DemoFailed(Exception):
     """The demo cannot go on; the message is the one line the user sees."""
 
-    def __init__(self, message: str, kind: str = "server_error") -> None:
+    def __init__(self, message: str, kind: FailureKind = FailureKind.SERVER_ERROR) -> None:
         super().__init__(message)
         self.kind = kind
 
@@ -217,7 +213,7 @@ def _wait_ready(stub: Stub, timeout: float = START_TIMEOUT) -> None:
                     raise DemoFailed(
                         f"the {stub.name} stub did not answer on {stub.base_url} within "
                         f"{timeout:.0f} s",
-                        kind="unreachable",
+                        kind=FailureKind.UNREACHABLE,
                     ) from None
                 time.sleep(0.05)
 

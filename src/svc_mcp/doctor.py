@@ -24,12 +24,14 @@ from typing import Any
 
 import httpx
 
-from portal_tools.backends import BACKENDS, PORTAL, SERVICE, Backend, Toolset
-from portal_tools.client import fetch
-from portal_tools.connection import Connection
-from portal_tools.errors import CallError, Misconfigured
+from svc_client.backends import BACKENDS, PORTAL, SERVICE, Backend, Toolset
+from svc_client.client import fetch
+from svc_client.connection import Connection
+from svc_client.errors import CallError, Misconfigured
+from svc_client.failures import FailureKind
+from svc_client.settings import cleartext_host
 from svc_mcp.findings import Finding, failed, failure
-from svc_mcp.hosts.cleartext import cleartext_host, refusal
+from svc_mcp.hosts.cleartext import refusal
 from svc_mcp.hosts.probe import host_findings
 from svc_mcp.hosts.table import current_platform
 
@@ -104,7 +106,7 @@ async def _service(http: httpx.AsyncClient, service: Connection) -> list[Finding
     required = status.data.get("auth_required") if isinstance(status.data, dict) else None
     if not isinstance(required, bool):
         message = "GET /api/v1/auth/status did not say whether auth is required (auth_required)"
-        return [*findings, failure("service.auth", "server_error", message)]
+        return [*findings, failure("service.auth", FailureKind.SERVER_ERROR, message)]
     if not required:
         message = "the data service requires no token" + (
             " (the one set is not needed, so it was not sent)" if service.token else ""
@@ -112,7 +114,10 @@ async def _service(http: httpx.AsyncClient, service: Connection) -> list[Finding
         return [*findings, Finding("service.auth", "ok", message, data={"auth_required": False})]
     if service.token is None:
         message = f"the data service requires a token and none is set: set {SERVICE.token_names}"
-        return [*findings, failure("service.auth", "unauthorized", message, auth_required=True)]
+        return [
+            *findings,
+            failure("service.auth", FailureKind.UNAUTHORIZED, message, auth_required=True),
+        ]
     try:  # The only request with the token; never repeated (see the module docstring).
         await fetch(http, service, "GET", SERVICE_PROBE, query={}, needs="a valid token")
     except CallError as error:
@@ -142,7 +147,7 @@ def _read(backend: Backend) -> Connection | Finding:
     if host is not None:
         what = f"the {backend.name} token"
         message = f"{refusal(what, backend.base_url_variable, host)}; nothing was sent"
-        return failure(f"{backend.name}.settings", "misconfigured", message)
+        return failure(f"{backend.name}.settings", FailureKind.MISCONFIGURED, message)
     return connection
 
 

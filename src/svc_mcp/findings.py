@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -11,8 +10,9 @@ from typing import Literal
 from rich.console import Console
 from rich.text import Text
 
-from portal_tools.errors import CallError
-from portal_tools.exits import EXIT_CODES
+from svc_client.errors import CallError
+from svc_client.failures import FailureKind
+from svc_client.safe_text import safe_json, visible
 
 Status = Literal["ok", "info", "warn", "fail"]
 
@@ -22,8 +22,8 @@ class Finding:
     check: str
     status: Status
     message: str
-    kind: str | None = None
-    """For a failure: its kind in `portal_tools.exits`, which sets the exit code."""
+    kind: FailureKind | None = None
+    """For a failure: its kind, which sets the exit code."""
     data: Mapping[str, object] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, object]:
@@ -37,7 +37,7 @@ class Finding:
         }
 
 
-def failure(check: str, kind: str, message: str, **data: object) -> Finding:
+def failure(check: str, kind: FailureKind, message: str, **data: object) -> Finding:
     return Finding(check, "fail", message, kind, data)
 
 
@@ -49,7 +49,7 @@ def failed(check: str, error: CallError) -> Finding:
 
 def exit_code(findings: Sequence[Finding]) -> int:
     """0 when nothing failed, else the exit code of the first failure's kind."""
-    return next((EXIT_CODES[f.kind] for f in findings if f.kind), 0)
+    return next((f.kind.exit_code for f in findings if f.kind), 0)
 
 
 _MARKS: dict[Status, tuple[str, str]] = {
@@ -64,7 +64,7 @@ def print_findings(findings: Sequence[Finding], *, as_json: bool) -> None:
     """JSON lines (one object per finding) unless on a terminal; there, one rich line each."""
     if as_json or not sys.stdout.isatty():
         for finding in findings:
-            print(json.dumps(finding.as_json(), ensure_ascii=False))
+            print(safe_json(finding.as_json()))
         return
     render(findings, Console(highlight=False))
 
@@ -72,7 +72,12 @@ def print_findings(findings: Sequence[Finding], *, as_json: bool) -> None:
 def render(findings: Sequence[Finding], console: Console) -> None:
     for finding in findings:
         mark, style = _MARKS[finding.status]
-        line = Text.assemble((f"{mark} ", style), (finding.check, "bold"), "  ", finding.message)
+        line = Text.assemble(
+            (f"{mark} ", style),
+            (finding.check, "bold"),
+            "  ",
+            visible(finding.message, keep_layout=True),
+        )
         console.print(line, soft_wrap=True)
     failures = sum(1 for finding in findings if finding.kind)
     verdict = (

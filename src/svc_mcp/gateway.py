@@ -23,9 +23,10 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from portal_tools.backends import GATEWAY_TOKEN_VARIABLE
-from portal_tools.client import new_http_client
-from portal_tools.toolspec import ToolSpec
+from svc_client.client import new_http_client
+from svc_client.failures import FailureKind
+from svc_client.settings import GATEWAY_TOKEN_VARIABLE
+from svc_client.toolspec import ToolSpec
 from svc_mcp.server import build_server
 from svc_serving.bounded import HeadLimitedHttpTools, is_loopback
 
@@ -114,7 +115,9 @@ class BearerGate:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"].startswith("/.well-known/oauth-"):
             # No OAuth here: a 401 would start a client's OAuth discovery that cannot succeed.
-            await JSONResponse({"error": "not_found"}, status_code=404)(scope, receive, send)
+            await JSONResponse({"error": FailureKind.NOT_FOUND}, status_code=404)(
+                scope, receive, send
+            )
             return
         if scope["type"] == "lifespan" or self._authorized(scope):
             await self.app(scope, receive, send)
@@ -123,7 +126,10 @@ class BearerGate:
             await send({"type": "websocket.close", "code": 1008})
             return
         response = JSONResponse(
-            {"error": "unauthorized", "message": "send Authorization: Bearer <gateway token>"},
+            {
+                "error": FailureKind.UNAUTHORIZED,
+                "message": "send Authorization: Bearer <gateway token>",
+            },
             status_code=401,
             headers={"WWW-Authenticate": "Bearer"},
         )

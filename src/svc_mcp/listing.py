@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from portal_tools.toolspec import ToolSpec
+from svc_client.toolspec import ToolSpec
 
 
 def tool_summary(spec: ToolSpec) -> dict[str, Any]:

@@ -30,11 +30,11 @@ from mcp.types import (
     ToolAnnotations,
 )
 
-from portal_tools.calls import call_tool
-from portal_tools.client import new_http_client
-from portal_tools.errors import CallError
-from portal_tools.schemas import output_schema
-from portal_tools.toolspec import ToolSpec
+from svc_client.calls import call_tool
+from svc_client.client import new_http_client
+from svc_client.errors import CallError
+from svc_client.schemas import output_schema
+from svc_client.toolspec import ToolSpec
 
 SERVER_NAME = "svc-mcp"
 INSTRUCTIONS = (

@@ -15,7 +15,8 @@ from typing import Annotated, Any
 
 import typer
 
-from portal_tools.exits import fail
+from svc_client.exits import fail
+from svc_client.failures import FailureKind
 from svc_mcp.hosts.entries import (
     ENV_KEYS,
     TokenMode,
@@ -284,7 +285,7 @@ def doctor(
     try:
         selected = parse_toolsets(toolsets)
     except ValueError as error:
-        fail(PROG, "usage", f"--toolsets: {error}")
+        fail(PROG, FailureKind.USAGE, f"--toolsets: {error}")
     findings = diagnose(selected, name, trust_project=trust_project)
     print_findings(findings, as_json=as_json)
     raise typer.Exit(exit_code(findings))
@@ -328,7 +329,7 @@ def main(args: Sequence[str], prog_name: str = PROG) -> None:
             raise
         context = getattr(error, "ctx", None)
         command = getattr(context, "command_path", None) or prog_name
-        fail(PROG, "usage", f"{message} (see {command} --help)")
+        fail(PROG, FailureKind.USAGE, f"{message} (see {command} --help)")
     if isinstance(code, int) and code:
         raise SystemExit(code)
 

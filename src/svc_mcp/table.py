@@ -1,6 +1,6 @@
 """The one tool table: every tool that `svc-mcp` serves, lists and runs.
 
-Rows are declared next to their backend (`portal_tools.tools`, `svc_mcp.analytics`); this is
+Rows are declared next to their backend (`portal_tools.tools`, `service_tools.tools`); this is
 where they meet, and where `--toolsets` and `--read-only` choose among them.
 """
 
@@ -8,18 +8,21 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from portal_tools.backends import Toolset
 from portal_tools.tools import PORTAL_TOOLS
-from portal_tools.toolspec import ToolSpec
-from svc_mcp.analytics import ANALYTICS_TOOLS
+from service_tools.tools import SERVICE_TOOLS
+from svc_client.backends import Toolset
+from svc_client.toolspec import ToolSpec
 
-TOOLS: tuple[ToolSpec, ...] = PORTAL_TOOLS + ANALYTICS_TOOLS
+TOOLS: tuple[ToolSpec, ...] = PORTAL_TOOLS + SERVICE_TOOLS
 TOOLSETS: tuple[Toolset, ...] = tuple(Toolset)
+FORMER_NAMES = {"analytics": Toolset.SERVICE}
+"""Toolset names of earlier releases, still accepted so that existing host entries keep working."""
 
 
 def parse_toolsets(text: str) -> frozenset[Toolset]:
-    """`portal,analytics` -> the toolsets; raises ValueError naming what is unknown."""
-    names = {name.strip() for name in text.split(",") if name.strip()}
+    """`portal,service` -> the toolsets; raises ValueError naming what is unknown."""
+    given = {name.strip() for name in text.split(",") if name.strip()}
+    names = {FORMER_NAMES.get(name, name) for name in given}
     unknown = sorted(names - {toolset.value for toolset in Toolset})
     if unknown or not names:
         raise ValueError(

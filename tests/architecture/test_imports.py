@@ -17,11 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from portal_tools.backends import backend_variables
+from svc_client.backends import backend_variables
 from tests.support import ROOT
 
 PACKAGES = {
     "portal_tools": ROOT / "src",
+    "service_tools": ROOT / "src",
+    "svc_client": ROOT / "src",
     "svc_mcp": ROOT / "src",
     "svc_serving": ROOT / "src",
     "server_stub": ROOT,
@@ -101,11 +103,11 @@ def test_no_import_cycles() -> None:
 
 
 def test_a_cycle_would_be_found() -> None:
-    GRAPH["portal_tools.backends"].add("svc_mcp.cli")
+    GRAPH["svc_client.backends"].add("svc_mcp.cli")
     try:
         assert find_cycle() is not None
     finally:
-        GRAPH["portal_tools.backends"].discard("svc_mcp.cli")
+        GRAPH["svc_client.backends"].discard("svc_mcp.cli")
 
 
 @dataclass(frozen=True)
@@ -170,13 +172,13 @@ def test_each_part_imports_only_what_the_page_allows() -> None:
 
 
 def test_a_forbidden_import_would_be_found() -> None:
-    GRAPH["server_stub.serve"].add("portal_tools.client")
+    GRAPH["server_stub.serve"].add("svc_client.client")
     try:
         assert forbidden_imports() == [
-            "server_stub.serve (stubs) imports portal_tools.client (client core)"
+            "server_stub.serve (stubs) imports svc_client.client (client core)"
         ]
     finally:
-        GRAPH["server_stub.serve"].discard("portal_tools.client")
+        GRAPH["server_stub.serve"].discard("svc_client.client")
 
 
 @pytest.mark.parametrize("variable", backend_variables())
@@ -187,4 +189,4 @@ def test_each_backend_variable_is_named_in_one_client_module(variable: str) -> N
         if not name.startswith(("server_stub", SHARED))
         and re.search(rf"\b{variable}\b", path.read_text(encoding="utf-8"))
     ]
-    assert naming == ["portal_tools.backends"]
+    assert naming == ["svc_client.settings"]

@@ -36,8 +36,6 @@ PUBLIC = {
 listed when the library documents it, or kept in the fence."""
 FENCES = {"uvicorn": "svc_serving.bounded"}
 """Per library, the one module that may use its internals (no public route exists)."""
-PENDING = {("svc_mcp.setup_cli", "typer._click")}
-"""Known uses removed on another branch (LEAD: delete this entry once that branch is merged)."""
 
 
 def library_of(module: str) -> str | None:
@@ -110,7 +108,7 @@ def uses(name: str, path: Path) -> set[str]:
 def test_no_private_library_name_outside_the_fences(name: str) -> None:
     if name in FENCES.values():
         return
-    found = {used for used in uses(name, MODULES[name]) if (name, used) not in PENDING}
+    found = uses(name, MODULES[name])
     assert not found, (
         f"{name} uses {sorted(found)}: use the library's public API, or move the use into "
         f"the library's fence module ({FENCES}) with a test in test_fences.py"
@@ -122,11 +120,6 @@ def test_each_fence_uses_only_its_own_library_privately() -> None:
         used = uses(fence, MODULES[fence])
         assert used, f"{fence} no longer needs {library}'s internals: drop the fence"
         assert {library_of(path) for path in used} == {library}
-
-
-def test_pending_entries_are_still_needed() -> None:
-    for name, used in PENDING:
-        assert used in uses(name, MODULES[name]), f"{name} no longer uses {used}: drop it"
 
 
 @pytest.mark.parametrize(

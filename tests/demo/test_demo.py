@@ -22,7 +22,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
-from portal_tools.toolspec import AGENT_PAGE
+from svc_client.toolspec import AGENT_PAGE
 from svc_mcp.table import TOOLS
 from tests.demo.conftest import (
     Sandbox,

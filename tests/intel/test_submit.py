@@ -20,8 +20,8 @@ import httpx
 import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 
-from portal_tools.client import new_http_client
 from server_stub.intel.envelope import format_time, key_bytes, nesting_depth, sign, signature
+from svc_client.client import new_http_client
 from svc_mcp import cli as svc_mcp_cli
 from svc_mcp.server import build_server
 from svc_mcp.table import TOOLS

@@ -22,7 +22,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from portal_tools.toolspec import ToolSpec
+from svc_client.toolspec import ToolSpec
 from tests.support import free_port, running_server
 
 T = TypeVar("T")

@@ -18,7 +18,7 @@ import pytest
 from mcp import ClientSession
 from mcp.types import CallToolResult, ListToolsResult, TextContent
 
-from portal_tools.toolspec import ToolSpec
+from svc_client.toolspec import ToolSpec
 from svc_mcp import cli as svc_mcp_cli
 from svc_mcp.demo_stubs import DemoStubs, running_stubs
 from svc_mcp.table import TOOLS

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from portal_tools.exits import EXIT_CODES
 from portal_tools.tools import PORTAL_TOOLS
+from service_tools.tools import SERVICE_TOOLS
+from svc_client.exits import EXIT_CODES
 from svc_mcp import cli as svc_mcp_cli
-from svc_mcp.analytics import ANALYTICS_TOOLS
 from svc_mcp.table import TOOLS
 from tests.hardening.fake_backend import ARRIVALS, fake_backend
 from tests.mcp.conftest import (
@@ -259,7 +259,7 @@ def test_tools_lists_the_table_as_json_when_piped(portal: PortalStub) -> None:
         assert tool["inputSchema"] == spec.input_schema()
         assert tool["cli"] == list(spec.cli)
     analytics_names = [tool["name"] for tool in json.loads(analytics.stdout)]
-    assert analytics_names == [spec.name for spec in ANALYTICS_TOOLS]
+    assert analytics_names == [spec.name for spec in SERVICE_TOOLS]
     portal_listed = [tool for tool in listed if tool["name"].startswith("portal_")]
     assert json.loads(read_only.stdout) == portal_listed, "every portal tool is read-only"
 

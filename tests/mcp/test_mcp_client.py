@@ -10,11 +10,13 @@ import httpx
 import pytest
 import respx
 
-from portal_tools.backends import SERVICE
-from portal_tools.calls import ToolResult, call_tool
-from portal_tools.client import fetch, new_http_client
-from portal_tools.connection import MAX_RESPONSE_BYTES, Connection, Payload
-from portal_tools.errors import (
+from portal_tools.models import Identity
+from portal_tools.tools import AUDITOR, PORTAL_TOOLS
+from svc_client.backends import SERVICE
+from svc_client.calls import ToolResult, call_tool
+from svc_client.client import fetch, new_http_client
+from svc_client.connection import MAX_RESPONSE_BYTES, Connection, Payload
+from svc_client.errors import (
     BadRequest,
     CallError,
     Forbidden,
@@ -26,10 +28,9 @@ from portal_tools.errors import (
     Unauthorized,
     Unreachable,
 )
-from portal_tools.tools import AUDITOR, PORTAL_TOOLS
-from portal_tools.toolspec import ToolSpec
+from svc_client.toolspec import ToolSpec
 
-BASE = "http://portal.test"
+BASE = "https://portal.test"
 TOKEN = "session-token-0123456789abcdef"
 WHOAMI = next(spec for spec in PORTAL_TOOLS if spec.name == "portal_whoami")
 SESSIONS = next(spec for spec in PORTAL_TOOLS if spec.name == "portal_sessions")
@@ -360,7 +361,7 @@ SERVICE_WHOAMI = ToolSpec(
     method="GET",
     path="/api/v1/identity",
     params=(),
-    returns="portal_tools.models:Identity",
+    returns=lambda: Identity,
     many=False,
     backend=SERVICE,
     access="a token",
@@ -395,11 +396,11 @@ def test_service_rows_use_the_service_settings(
 
 
 def test_a_service_401_names_both_token_variables(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SERVICE_API_BASE", "http://service.test")
+    monkeypatch.setenv("SERVICE_API_BASE", "https://service.test")
     monkeypatch.delenv("SERVICE_API_TOKEN", raising=False)
     monkeypatch.delenv("DASHBOARD_API_TOKEN", raising=False)
     with respx.mock:
-        respx.get("http://service.test/api/v1/identity").respond(
+        respx.get("https://service.test/api/v1/identity").respond(
             401, json=error("unauthorized", "token required")
         )
         with pytest.raises(Unauthorized) as raised:

@@ -22,7 +22,7 @@ from mcp.types import CallToolResult, ListToolsResult
 
 from portal_tools import cli as svc_portal_cli
 from portal_tools.tools import ANYONE, AUDITOR, PORTAL_TOOLS
-from portal_tools.toolspec import ToolSpec
+from svc_client.toolspec import ToolSpec
 from svc_mcp import cli as svc_mcp_cli
 from svc_mcp.table import TOOLS
 from tests.mcp.conftest import (

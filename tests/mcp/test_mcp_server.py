@@ -12,8 +12,8 @@ import pytest
 from mcp import Client
 from mcp.types import TextContent
 
-from portal_tools.client import new_http_client
-from portal_tools.toolspec import ToolSpec
+from svc_client.client import new_http_client
+from svc_client.toolspec import ToolSpec
 from svc_mcp import server
 from svc_mcp.table import TOOLS
 

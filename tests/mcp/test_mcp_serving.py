@@ -9,7 +9,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
 from portal_tools.tools import PORTAL_TOOLS
-from svc_mcp.analytics import ANALYTICS_TOOLS
+from service_tools.tools import SERVICE_TOOLS
 from svc_mcp.table import TOOLS
 from tests.mcp.conftest import SVC_MCP, PortalStub
 
@@ -38,7 +38,7 @@ def test_toolsets_and_read_only_choose_what_is_served(portal: PortalStub) -> Non
 
     analytics, read_only, portal_read_only = asyncio.run(three_servers())
     every_portal_tool = [spec.name for spec in PORTAL_TOOLS]
-    assert analytics == [spec.name for spec in ANALYTICS_TOOLS]
+    assert analytics == [spec.name for spec in SERVICE_TOOLS]
     assert read_only == [spec.name for spec in TOOLS if spec.name != "submit_intel"]
     assert portal_read_only == every_portal_tool
 

@@ -8,11 +8,12 @@ import json
 import jsonschema
 import pytest
 
-from portal_tools.backends import PORTAL, SERVICE, Toolset
-from portal_tools.errors import InvalidArgument
-from portal_tools.schemas import compact, output_schema
 from portal_tools.tools import ANYONE, PORTAL_TOOLS
-from portal_tools.toolspec import READ_ONLY, Hints, ToolSpec
+from svc_client.backends import PORTAL, SERVICE, Toolset
+from svc_client.errors import InvalidArgument
+from svc_client.records import SecretFreeRecord
+from svc_client.schemas import compact, output_schema
+from svc_client.toolspec import READ_ONLY, Hints, ToolSpec
 from svc_mcp.table import TOOLS, parse_toolsets, select_tools
 
 SPEC_ROWS = {
@@ -150,7 +151,7 @@ def test_each_row_names_its_backend_and_toolset() -> None:
     assert {spec.backend for spec in TOOLS} == {PORTAL, SERVICE}
     for spec in TOOLS:
         assert spec.toolset is spec.backend.toolset
-        assert spec.record_model().__name__ == spec.returns.rpartition(":")[2]
+        assert issubclass(spec.record_model(), SecretFreeRecord)
 
 
 WRITER = dataclasses.replace(
@@ -165,15 +166,15 @@ def test_selection_by_toolset_and_read_only() -> None:
     table = (*PORTAL_TOOLS, WRITER)
     assert select_tools(table) == table
     assert select_tools(table, read_only=True) == PORTAL_TOOLS
-    assert select_tools(table, toolsets={Toolset.ANALYTICS}) == (WRITER,)
-    assert select_tools(table, toolsets={Toolset.ANALYTICS}, read_only=True) == ()
+    assert select_tools(table, toolsets={Toolset.SERVICE}) == (WRITER,)
+    assert select_tools(table, toolsets={Toolset.SERVICE}, read_only=True) == ()
     assert select_tools(table, toolsets={Toolset.PORTAL}) == PORTAL_TOOLS
 
 
 def test_toolset_names_are_checked() -> None:
-    assert parse_toolsets("portal, analytics") == {"portal", "analytics"}
-    assert parse_toolsets("analytics") == {"analytics"}
-    with pytest.raises(ValueError, match="unknown toolset billing; choose from portal, analytics"):
+    assert parse_toolsets("portal, service") == {"portal", "service"}
+    assert parse_toolsets("analytics") == {"service"}
+    with pytest.raises(ValueError, match="unknown toolset billing; choose from portal, service"):
         parse_toolsets("portal,billing")
     with pytest.raises(ValueError, match="none given"):
         parse_toolsets(",")

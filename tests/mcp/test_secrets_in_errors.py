@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from mcp import Client, ClientSession
 from mcp.types import CallToolResult, TextContent
 
-from portal_tools.client import new_http_client
-from portal_tools.exits import EXIT_CODES
+from svc_client.client import new_http_client
+from svc_client.exits import EXIT_CODES
 from svc_mcp import cli as svc_mcp_cli
 from svc_mcp.server import build_server
 from svc_mcp.table import TOOLS

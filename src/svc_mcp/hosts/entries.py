@@ -9,19 +9,16 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from portal_tools.backends import (
-    BACKENDS,
+from svc_client.backends import BACKENDS, backend_variables, token_variables
+from svc_client.settings import (
+    CA_FILE_VARIABLE,
     GATEWAY_TOKEN_VARIABLE,
-    backend_variables,
-    token_variables,
-)
-from portal_tools.connection import TIMEOUT_VARIABLE
-from svc_mcp.hosts.cleartext import (
     INSECURE_HOSTS_VARIABLE,
+    TIMEOUT_VARIABLE,
     cleartext_host,
     insecure_hosts,
-    refusal,
 )
+from svc_mcp.hosts.cleartext import refusal
 from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.table import HOSTS, Host
 
@@ -30,7 +27,7 @@ TokenMode = Literal["ref", "plain", "none"]
 # Besides the backends' own variables, the server reads these two (the CA bundle httpx trusts,
 # and the request timeout); an entry may set them, and a host that passes only listed variables
 # must be told to pass them.
-EXTRA_ENV = ("SSL_CERT_FILE", TIMEOUT_VARIABLE)
+EXTRA_ENV = (CA_FILE_VARIABLE, TIMEOUT_VARIABLE)
 ENV_KEYS = backend_variables() + EXTRA_ENV
 SECRET_KEYS = token_variables()
 PROMPT_ID = "svc-mcp-gateway-token"

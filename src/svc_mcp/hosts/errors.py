@@ -4,20 +4,22 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from svc_client.failures import FailureKind
+
 
 class InstallError(Exception):
     """Refused; the message says what to fix. Nothing was written."""
 
-    kind: ClassVar[str] = "usage"
+    kind: ClassVar[FailureKind] = FailureKind.USAGE
 
 
 class IndexUnreachable(InstallError):
     """The package index could not be asked."""
 
-    kind: ClassVar[str] = "unreachable"
+    kind: ClassVar[FailureKind] = FailureKind.UNREACHABLE
 
 
 class UnreadableConfig(InstallError):
     """The existing file does not parse or has an unexpected shape; it is left untouched."""
 
-    kind: ClassVar[str] = "misconfigured"
+    kind: ClassVar[FailureKind] = FailureKind.MISCONFIGURED

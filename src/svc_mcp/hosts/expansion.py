@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from portal_tools.backends import GATEWAY_TOKEN_VARIABLE, backend_variables
+from svc_client.backends import backend_variables
+from svc_client.settings import GATEWAY_TOKEN_VARIABLE
 from svc_mcp.hosts.entries import PROMPT_ID
 from svc_mcp.hosts.table import Host
 

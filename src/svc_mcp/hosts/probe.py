@@ -14,10 +14,12 @@ from typing import Any
 
 import anyio
 
-from portal_tools.backends import GATEWAY_TOKEN_VARIABLE, token_variables
-from portal_tools.connection import redact
+from svc_client.backends import token_variables
+from svc_client.connection import redact
+from svc_client.failures import FailureKind
+from svc_client.settings import GATEWAY_TOKEN_VARIABLE, cleartext_host
 from svc_mcp.findings import Finding, failure
-from svc_mcp.hosts.cleartext import cleartext_host, refusal
+from svc_mcp.hosts.cleartext import refusal
 from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.expansion import entry_env, entry_headers
 from svc_mcp.hosts.plan import read_entry
@@ -115,7 +117,7 @@ def prepare_entry(
         reached = cleartext_host(url, environ) if headers.values else None
         if reached is not None:
             message = f"{where}: not contacted: {refusal('its token', 'the entry', reached)}"
-            return failure(check, "misconfigured", message, **data)
+            return failure(check, FailureKind.MISCONFIGURED, message, **data)
 
         def connect() -> Coroutine[Any, Any, int]:
             return _http_session(url, headers.values)
@@ -134,7 +136,9 @@ def prepare_entry(
         )  # fmt: skip
     command = entry.get("command")
     if not isinstance(command, str) or not command:
-        return failure(check, "misconfigured", f"{where}: the entry has no command; {again}")
+        return failure(
+            check, FailureKind.MISCONFIGURED, f"{where}: the entry has no command; {again}"
+        )
     data["command"] = command
     args = _strings(entry.get("args"))
     what = " ".join([command, *args])
@@ -152,11 +156,11 @@ def prepare_entry(
         return Finding(check, "warn", message, data=data)
     if not (Path(command).is_file() and os.access(command, os.X_OK)):
         message = f"{where} runs {command}, which is not there (is uv installed?); {again}"
-        return failure(check, "misconfigured", message, **data)
+        return failure(check, FailureKind.MISCONFIGURED, message, **data)
     try:
         _check_index(command, args, environ)
     except InstallError as error:
-        return failure(check, "misconfigured", f"{where}: {error}; {again}", **data)
+        return failure(check, FailureKind.MISCONFIGURED, f"{where}: {error}; {again}", **data)
 
     def run() -> Coroutine[Any, Any, int]:
         return _stdio_session(command, args, env.values)
@@ -205,7 +209,7 @@ async def start_entry(start: Start) -> Finding:
             f"{where}: {what} did not list its tools within {limit:g} s, {host.label}'s limit; "
             f"{start.fix} (the default source starts fastest)"
         )
-        return failure(check, "misconfigured", message, **data)
+        return failure(check, FailureKind.MISCONFIGURED, message, **data)
     except Exception as exc:  # whatever stops it, the host would fail the same way
         cause: BaseException = exc
         while isinstance(cause, BaseExceptionGroup) and cause.exceptions:  # a task group's cause
@@ -216,7 +220,7 @@ async def start_entry(start: Start) -> Finding:
             f"{where}: {what} did not answer as an MCP server ({reason}); {start.fix}"
             f"{_left_out_note(start.left_out)}"
         )
-        return failure(check, "misconfigured", message, **data)
+        return failure(check, FailureKind.MISCONFIGURED, message, **data)
     seconds = time.monotonic() - began
     message = f"{where}: {what} listed {tools} tools in {seconds:.1f} s (limit {limit:g} s)"
     if start.show_env is not None:

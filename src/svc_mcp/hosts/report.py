@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from portal_tools.backends import GATEWAY_TOKEN_VARIABLE
+from svc_client.settings import GATEWAY_TOKEN_VARIABLE
 from svc_mcp.hosts.plan import Change
 from svc_mcp.hosts.table import Host, Scope
 

@@ -1,4 +1,4 @@
-"""The exit codes of `svc-portal` and `svc-mcp`, one per kind of failure (docs/mcp.md).
+"""How `svc-portal` and `svc-mcp` fail: one line, then the kind's exit code (`FailureKind`).
 
 A failure prints one line on stderr, `<prog>: <kind>: <message>`, then exits with its code.
 """
@@ -11,24 +11,15 @@ import sys
 from collections.abc import Callable
 from typing import NoReturn
 
-EXIT_CODES = {
-    "usage": 2,
-    "misconfigured": 2,
-    "invalid_argument": 2,
-    "unauthorized": 3,
-    "forbidden": 4,
-    "not_found": 5,
-    "locked_out": 6,
-    "rate_limited": 7,
-    "unreachable": 8,
-    "bad_request": 9,
-    "server_error": 10,
-}
+from svc_client.failures import FailureKind
+from svc_client.safe_text import visible
+
+EXIT_CODES: dict[str, int] = {kind: kind.exit_code for kind in FailureKind}
 
 
-def fail(prog: str, kind: str, message: str) -> NoReturn:
-    print(f"{prog}: {kind}: {message}", file=sys.stderr)
-    raise SystemExit(EXIT_CODES[kind])
+def fail(prog: str, kind: FailureKind, message: str) -> NoReturn:
+    print(f"{prog}: {kind}: {visible(message)}", file=sys.stderr)
+    raise SystemExit(kind.exit_code)
 
 
 def quiet_on_broken_pipe(run: Callable[[], None]) -> None:
@@ -48,4 +39,4 @@ class OneLineParser(argparse.ArgumentParser):
     """An argparse parser that reports a usage error as one line, like every other failure."""
 
     def error(self, message: str) -> NoReturn:
-        fail(self.prog, "usage", f"{message} (see {self.prog} --help)")
+        fail(self.prog, FailureKind.USAGE, f"{message} (see {self.prog} --help)")

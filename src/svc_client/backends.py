@@ -1,14 +1,8 @@
 """The two HTTP backends every tool talks to, declared once: the portal and the data service.
 
 A `Backend` row says which environment variables locate it and hold its token (with their
-fallbacks), its default address, how the token is sent and which path proves it answers. The MCP
-server, both CLIs, `doctor`, `install` and `demo` read these rows; no other module names a
-backend variable.
-
-Settings are read from the named variables only, at each call, with the standard library:
-pydantic-settings would copy the whole environment, which on a signer's host holds
-SERVICE_INTEL_HMAC, a secret this package must never hold. A value that cannot
-be used raises `Misconfigured` naming the variable, never quoting the value.
+fallbacks, named in `svc_client.settings`), its default address, how the token is sent and which
+path proves it answers. The MCP server, both CLIs, `doctor`, `install` and `demo` read these rows.
 """
 
 from __future__ import annotations
@@ -19,15 +13,23 @@ from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import urlsplit
 
-from portal_tools.connection import Connection
-from portal_tools.errors import Misconfigured
+from svc_client.connection import Connection
+from svc_client.errors import Misconfigured
+from svc_client.settings import (
+    INSECURE_HOSTS_VARIABLE,
+    PORTAL_BASE_URL_VARIABLE,
+    PORTAL_TOKEN_VARIABLES,
+    SERVICE_BASE_URL_VARIABLE,
+    SERVICE_TOKEN_VARIABLES,
+    cleartext_host,
+)
 
 
 class Toolset(StrEnum):
     """A group of tools that `--toolsets` selects; each backend serves one."""
 
     PORTAL = "portal"
-    ANALYTICS = "analytics"
+    SERVICE = "service"
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,8 @@ class Backend:
         environ = os.environ if environ is None else environ
         base_url = _base_url(self.base_url_variable, environ) or self.default_base_url
         source = self.token_source(environ)
+        if source:
+            self._check_clear_text(base_url, environ)
         return Connection(
             service=self.label,
             base_url=base_url,
@@ -74,6 +78,19 @@ class Backend:
             token=_token(source, environ[source]) if source else None,
             token_scheme=self.token_scheme,
             credential_variable=self.token_names,
+        )
+
+    def _check_clear_text(self, base_url: str, environ: Mapping[str, str]) -> None:
+        """A token goes over plain http only to loopback or to a host the person named in
+        SVC_MCP_INSECURE_HOSTS (as pip's trusted hosts): anyone on the path could read it."""
+        host = cleartext_host(base_url, environ)
+        if host is None:
+            return
+        raise Misconfigured(
+            f"{self.base_url_variable} is plain http:// to {host}, which is not loopback, and "
+            f"{self.token_names} would travel in clear text; use https://, or name the host in "
+            f"{INSECURE_HOSTS_VARIABLE} (comma-separated) to allow it",
+            hint=INSECURE_HOSTS_VARIABLE,
         )
 
 
@@ -118,26 +135,23 @@ PORTAL = Backend(
     name="portal",
     label="the portal",
     toolset=Toolset.PORTAL,
-    base_url_variable="PORTAL_API_BASE",
+    base_url_variable=PORTAL_BASE_URL_VARIABLE,
     default_base_url="http://127.0.0.1:8081",
-    token_variables=("PORTAL_SESSION_TOKEN",),
+    token_variables=PORTAL_TOKEN_VARIABLES,
     health_path="/api/page",
 )
 
 SERVICE = Backend(
     name="service",
     label="the data service",
-    toolset=Toolset.ANALYTICS,
-    base_url_variable="SERVICE_API_BASE",
+    toolset=Toolset.SERVICE,
+    base_url_variable=SERVICE_BASE_URL_VARIABLE,
     default_base_url="http://127.0.0.1:8080",
-    token_variables=("SERVICE_API_TOKEN", "DASHBOARD_API_TOKEN"),
+    token_variables=SERVICE_TOKEN_VARIABLES,
     health_path="/health/live",
 )
 
 BACKENDS: tuple[Backend, ...] = (SERVICE, PORTAL)
-
-GATEWAY_TOKEN_VARIABLE = "SVC_MCP_GATEWAY_TOKEN"  # noqa: S105 (a variable's name)
-"""Not a backend's: the bearer token `svc-mcp --http` demands, and host entries reference."""
 
 
 def backend_variables() -> tuple[str, ...]:

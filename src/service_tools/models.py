@@ -1,6 +1,6 @@
 """The data service's records (docs/api-service.md) as pydantic models.
 
-They give each analytics tool its output schema and check every payload before it reaches a
+They give each data service tool its output schema and check every payload before it reaches a
 caller. Imported only when a schema is published or a call checks its payload.
 """
 
@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, Field
 
-from portal_tools.models import SecretFreeRecord
+from svc_client.records import SecretFreeRecord
 
 
 class ServiceRecord(SecretFreeRecord):

@@ -2,30 +2,29 @@
 
 A CLI call sends one request and exits, so it skips what a long-lived server wants from httpx
 (pooling, async) and what loading it costs: httpx, anyio and, for an `http://` backend, a parsed
-CA bundle. The answer goes through the same `portal_tools.connection.answer` as the MCP server's.
+CA bundle. The answer goes through the same `svc_client.connection.answer` as the MCP server's.
 """
 
 from __future__ import annotations
 
 import http.client
-import json
-import os
 import socket
 import ssl
 import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from portal_tools.connection import (
+from svc_client.connection import (
     CONNECT_TIMEOUT_SECONDS,
-    MAX_RESPONSE_BYTES,
+    BodyReader,
     Connection,
     Payload,
     answer,
-    timeout_seconds,
-    too_large,
+    request_body,
+    request_headers,
     unreachable,
 )
+from svc_client.settings import ca_file, timeout_seconds
 
 _CHUNK_BYTES = 64 * 1024
 
@@ -39,26 +38,37 @@ def fetch_once(
     needs: str,
     json_body: Any = None,
 ) -> Payload:
-    """Sends one request; like `portal_tools.client.fetch`, the whole exchange is bounded by
+    """Sends one request; like `svc_client.client.fetch`, the whole exchange is bounded by
     `timeout_seconds()`."""
     limit = timeout_seconds()
     deadline = time.monotonic() + limit
     request = f"{method} {path}"
     url = urlsplit(connection.url(path, query))
-    headers = {"Accept": "application/json", **connection.headers()}
-    body = None
-    if json_body is not None:
-        body = json.dumps(json_body).encode()
-        headers["Content-Type"] = "application/json"
+    body = request_body(json_body)
+    headers = request_headers(connection, body)
     target = url.path + (f"?{url.query}" if url.query else "")
     conn = _open(url.scheme, url.netloc, min(limit, CONNECT_TIMEOUT_SECONDS))
+    try:
+        conn.connect()
+    except TimeoutError:
+        conn.close()
+        raise unreachable(connection, "the connection timed out") from None
+    except OSError as exc:
+        # Refused, no route, a name that does not resolve: nothing was sent.
+        conn.close()
+        raise unreachable(connection, str(exc) or type(exc).__name__, sent=False) from None
     try:
         conn.request(method, target, body=body, headers=headers)
         # Kept: the connection lets go of its socket once a response says it will close.
         sock = conn.sock
         sock.settimeout(max(deadline - time.monotonic(), 0.001))
         response = conn.getresponse()
-        raw = _read_bounded(response, sock, deadline, connection, request)
+        raw = _read_bounded(
+            response,
+            sock,
+            deadline,
+            BodyReader(connection, request, response.getheader("Content-Encoding")),
+        )
     except TimeoutError:
         raise unreachable(connection, f"no answer within {limit:g} s") from None
     except (OSError, http.client.HTTPException) as exc:
@@ -74,19 +84,13 @@ def _open(scheme: str, netloc: str, timeout: float) -> http.client.HTTPConnectio
         return http.client.HTTPConnection(netloc, timeout=timeout)
     # Only an https backend pays for loading CA certificates; a private CA is taken from
     # SSL_CERT_FILE by name, as the pooled client does.
-    context = ssl.create_default_context(cafile=os.environ.get("SSL_CERT_FILE") or None)
+    context = ssl.create_default_context(cafile=ca_file())
     return http.client.HTTPSConnection(netloc, timeout=timeout, context=context)
 
 
 def _read_bounded(
-    response: http.client.HTTPResponse,
-    sock: socket.socket,
-    deadline: float,
-    connection: Connection,
-    request: str,
+    response: http.client.HTTPResponse, sock: socket.socket, deadline: float, reader: BodyReader
 ) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -94,8 +98,5 @@ def _read_bounded(
         sock.settimeout(remaining)
         chunk = response.read1(_CHUNK_BYTES)
         if not chunk:
-            return b"".join(chunks)
-        size += len(chunk)
-        if size > MAX_RESPONSE_BYTES:
-            raise too_large(connection, request)
-        chunks.append(chunk)
+            return reader.body()
+        reader.feed(chunk)

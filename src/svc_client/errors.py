@@ -10,14 +10,18 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from svc_client.failures import FailureKind
+from svc_client.safe_text import visible
+
 
 class CallError(Exception):
-    kind: ClassVar[str]
+    kind: ClassVar[FailureKind]
 
     def __init__(
         self, message: str, *, hint: str | None = None, retry_after: int | None = None
     ) -> None:
-        super().__init__(message)
+        # Messages quote backends and settings: shown escaped wherever they go.
+        super().__init__(visible(message))
         self.hint = hint
         self.retry_after = retry_after
 
@@ -34,63 +38,67 @@ class CallError(Exception):
 class Misconfigured(CallError):
     """An environment variable has a value the client cannot use."""
 
-    kind = "misconfigured"
+    kind = FailureKind.MISCONFIGURED
 
 
 class InvalidArgument(CallError):
     """An argument of the call is of the wrong type, out of range or not among the choices;
     caught before anything is sent."""
 
-    kind = "invalid_argument"
+    kind = FailureKind.INVALID_ARGUMENT
 
 
 class Unauthorized(CallError):
     """401: no credential where one is needed, or one that does not verify."""
 
-    kind = "unauthorized"
+    kind = FailureKind.UNAUTHORIZED
 
 
 class Forbidden(CallError):
     """403: the caller's identity lacks the role the endpoint needs."""
 
-    kind = "forbidden"
+    kind = FailureKind.FORBIDDEN
 
 
 class NotFound(CallError):
     """404: the server has no such path (usually the base URL points at the wrong service)."""
 
-    kind = "not_found"
+    kind = FailureKind.NOT_FOUND
 
 
 class LockedOut(CallError):
     """429 after repeated failed credentials; never retried automatically."""
 
-    kind = "locked_out"
+    kind = FailureKind.LOCKED_OUT
 
 
 class RateLimited(CallError):
     """429 from a global rate limit; never retried automatically."""
 
-    kind = "rate_limited"
+    kind = FailureKind.RATE_LIMITED
 
 
 class Unreachable(CallError):
     """No HTTP answer at all: refused, timed out, or the name does not resolve."""
 
-    kind = "unreachable"
+    kind = FailureKind.UNREACHABLE
 
-    def __init__(self, message: str, base_url: str, *, hint: str | None = None) -> None:
+    def __init__(
+        self, message: str, base_url: str, *, hint: str | None = None, sent: bool = True
+    ) -> None:
         super().__init__(message, hint=hint)
         self.base_url = base_url
+        self.sent = sent
+        """False only when no connection was made: the request provably never left."""
 
 
 class BadRequest(CallError):
     """400 (or another refusal of the request itself): a bad limit or cursor, for example."""
 
-    kind = "bad_request"
+    kind = FailureKind.BAD_REQUEST
 
 
 class ServerError(CallError):
     """5xx, or an answer that is not the documented envelope and payload."""
 
-    kind = "server_error"
+    kind = FailureKind.SERVER_ERROR

@@ -1,29 +1,28 @@
 """The pooled async transport: one httpx client per MCP server (and per `doctor` run).
 
-A request is sent once and its answer read into `portal_tools.connection.answer`. Nothing is
+A request is sent once and its answer read into `svc_client.connection.answer`. Nothing is
 retried here: a 429 in particular must not be, or a wrong token would burn the lockout budget.
 """
 
 from __future__ import annotations
 
-import os
 import ssl
 from typing import Any
 
 import anyio
 import httpx
 
-from portal_tools.connection import (
+from svc_client.connection import (
     CONNECT_TIMEOUT_SECONDS,
-    MAX_RESPONSE_BYTES,
-    TIMEOUT_SECONDS,
+    BodyReader,
     Connection,
     Payload,
     answer,
-    timeout_seconds,
-    too_large,
+    request_body,
+    request_headers,
     unreachable,
 )
+from svc_client.settings import TIMEOUT_SECONDS, ca_file, timeout_seconds
 
 
 def new_http_client() -> httpx.AsyncClient:
@@ -33,8 +32,10 @@ def new_http_client() -> httpx.AsyncClient:
     that environment may hold SERVICE_INTEL_HMAC, which this package never reads. The backends
     are on loopback or behind an SSH tunnel; a private CA is taken from SSL_CERT_FILE by name.
     """
-    ca_file = os.environ.get("SSL_CERT_FILE")
-    verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=ca_file) if ca_file else True
+    private_ca = ca_file()
+    verify: ssl.SSLContext | bool = (
+        ssl.create_default_context(cafile=private_ca) if private_ca else True
+    )
     return httpx.AsyncClient(
         timeout=httpx.Timeout(TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS),
         trust_env=False,
@@ -58,36 +59,30 @@ async def fetch(
     bound each read, so a server trickling bytes would otherwise hold the call for ever."""
     limit = timeout_seconds()
     request = f"{method} {path}"
+    body = request_body(json_body)
     try:
         with anyio.fail_after(limit):
             async with http.stream(
                 method,
                 connection.url(path, query),
-                headers=connection.headers(),
-                json=json_body,
+                headers=request_headers(connection, body),
+                content=body,
                 timeout=httpx.Timeout(limit, connect=min(limit, CONNECT_TIMEOUT_SECONDS)),
             ) as response:
-                body = await _read_bounded(response, connection, request)
+                reader = BodyReader(connection, request, response.headers.get("Content-Encoding"))
+                # Raw bytes: httpx would inflate a whole compressed chunk before we could count.
+                async for chunk in response.aiter_raw():
+                    reader.feed(chunk)
+                answer_body = reader.body()
     except TimeoutError:
         raise unreachable(connection, f"no answer within {limit:g} s") from None
     except httpx.ConnectTimeout:
         raise unreachable(connection, "the connection timed out") from None
+    except httpx.ConnectError as exc:
+        raise unreachable(connection, str(exc) or type(exc).__name__, sent=False) from None
     except httpx.TimeoutException:
         raise unreachable(connection, f"no answer within {limit:g} s") from None
     except httpx.TransportError as exc:
         raise unreachable(connection, str(exc) or type(exc).__name__) from None
     retry_after = response.headers.get("Retry-After")
-    return answer(connection, request, response.status_code, retry_after, body, needs)
-
-
-async def _read_bounded(response: httpx.Response, connection: Connection, request: str) -> bytes:
-    """The body, refused past MAX_RESPONSE_BYTES: a hostile or broken backend cannot make the
-    MCP server hold an unbounded answer in memory."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > MAX_RESPONSE_BYTES:
-            raise too_large(connection, request)
-        chunks.append(chunk)
-    return b"".join(chunks)
+    return answer(connection, request, response.status_code, retry_after, answer_body, needs)

@@ -2,19 +2,19 @@
 
 stdout carries the JSON of the REST `data` and nothing else, so it equals the REST payload and
 the MCP result. When more remain, `next_cursor: <cursor>` goes to stderr (pass it as
-`--cursor`). A failure exits as `portal_tools.exits` says.
+`--cursor`). A failure exits as `svc_client.exits` says.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping
 
-from portal_tools.calls import call_tool_once
-from portal_tools.errors import CallError
-from portal_tools.exits import fail
-from portal_tools.toolspec import ToolSpec
+from svc_client.calls import call_tool_once
+from svc_client.errors import CallError
+from svc_client.exits import fail
+from svc_client.safe_text import safe_json, visible
+from svc_client.toolspec import ToolSpec
 
 
 def run_tool(prog: str, spec: ToolSpec, arguments: Mapping[str, object]) -> None:
@@ -23,6 +23,6 @@ def run_tool(prog: str, spec: ToolSpec, arguments: Mapping[str, object]) -> None
         result = call_tool_once(spec, arguments)
     except CallError as error:
         fail(prog, error.kind, str(error))
-    print(json.dumps(result.data, indent=2, ensure_ascii=False))
+    print(safe_json(result.data, indent=2))
     if result.next_cursor is not None:
-        print(f"next_cursor: {result.next_cursor}", file=sys.stderr)
+        print(f"next_cursor: {visible(result.next_cursor)}", file=sys.stderr)

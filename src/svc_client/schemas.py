@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from portal_tools.calls import payload_type
-from portal_tools.toolspec import ToolSpec
+from svc_client.calls import payload_type
+from svc_client.toolspec import ToolSpec
 
 
 def output_schema(spec: ToolSpec) -> dict[str, Any]:

@@ -13,11 +13,13 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from itertools import count
 from typing import TYPE_CHECKING, Any
 
-from portal_tools.connection import Connection, Payload
-from portal_tools.errors import InvalidArgument, ServerError, Unreachable
-from portal_tools.toolspec import FIELDS, ToolSpec
+from svc_client.connection import Connection, Payload
+from svc_client.errors import CallError, InvalidArgument, ServerError, Unreachable
+from svc_client.safe_text import safe_json
+from svc_client.toolspec import FIELDS, ToolSpec
 
 if TYPE_CHECKING:
     import httpx
@@ -37,7 +39,7 @@ class ToolResult:
     def text(self, tool: str) -> str:
         """What an agent reads: the structured content as compact JSON and, when more remain,
         one line saying how to get the next page."""
-        text = json.dumps(self.structured(), ensure_ascii=False, separators=(",", ":"))
+        text = safe_json(self.structured())
         if self.next_cursor is None:
             return text
         return (
@@ -96,19 +98,32 @@ def record_fields(spec: ToolSpec) -> tuple[str, ...]:
     return tuple(info.alias or name for name, info in fields.items())
 
 
+def retry_delay(spec: ToolSpec, attempt: int, error: CallError) -> float | None:
+    """The one retry rule of both transports: the seconds to wait before sending `spec`'s
+    request again after its `attempt`-th try failed with `error`, or None to give up.
+
+    Only a row that declares `transport_retries` is resent, and only when no HTTP answer came:
+    an answer (a 429 above all, or a 5xx) is never retried. A write is resent only when its
+    request provably never left (no connection was made); after a timeout or a dropped
+    connection it may have reached the server."""
+    if attempt > spec.transport_retries or not isinstance(error, Unreachable):
+        return None
+    if error.sent and not spec.hints.read_only:
+        return None
+    return RETRY_DELAY_SECONDS * attempt
+
+
 async def call_tool(
     spec: ToolSpec, arguments: Mapping[str, object], http: httpx.AsyncClient
 ) -> ToolResult:
-    """Runs one row over `http`. Only a row that declares `transport_retries` is resent, and only
-    when the connection failed: an HTTP answer (a 429 above all) is never retried.
-    Raises a `CallError` subclass on any failure."""
+    """Runs one row over `http`, resent as `retry_delay` says. Raises a `CallError` subclass on
+    any failure."""
     import anyio
 
-    from portal_tools.client import fetch
+    from svc_client.client import fetch
 
     request = _prepare(spec, arguments)
-    attempts = 1 + spec.transport_retries
-    for attempt in range(1, attempts + 1):
+    for attempt in count(1):
         try:
             payload = await fetch(
                 http,
@@ -120,20 +135,21 @@ async def call_tool(
                 json_body=request.body,
             )
             return _checked(spec, request, payload)
-        except Unreachable:
-            if attempt == attempts:
+        except CallError as error:
+            delay = retry_delay(spec, attempt, error)
+            if delay is None:
                 raise
-            await anyio.sleep(RETRY_DELAY_SECONDS * attempt)
+        await anyio.sleep(delay)
     raise AssertionError("unreachable: the loop returns or raises")
 
 
 def call_tool_once(spec: ToolSpec, arguments: Mapping[str, object]) -> ToolResult:
-    """`call_tool` for one CLI call, over the standard library; same checks, same errors."""
-    from portal_tools.oneshot import fetch_once
+    """`call_tool` for one CLI call, over the standard library; same checks, same rule, same
+    errors."""
+    from svc_client.oneshot import fetch_once
 
     request = _prepare(spec, arguments)
-    attempts = 1 + spec.transport_retries
-    for attempt in range(1, attempts + 1):
+    for attempt in count(1):
         try:
             payload = fetch_once(
                 request.connection,
@@ -144,10 +160,11 @@ def call_tool_once(spec: ToolSpec, arguments: Mapping[str, object]) -> ToolResul
                 json_body=request.body,
             )
             return _checked(spec, request, payload)
-        except Unreachable:
-            if attempt == attempts:
+        except CallError as error:
+            delay = retry_delay(spec, attempt, error)
+            if delay is None:
                 raise
-            time.sleep(RETRY_DELAY_SECONDS * attempt)
+        time.sleep(delay)
     raise AssertionError("unreachable: the loop returns or raises")
 
 
@@ -163,7 +180,7 @@ def _checked(spec: ToolSpec, request: _Request, payload: Payload) -> ToolResult:
         more = f" (and {len(others)} more problems)" if others else ""
         raise ServerError(
             f"{connection.service} answered {spec.method} {spec.path} with a payload that does "
-            f"not match {spec.returns.rpartition(':')[2]}: {where}: {first['msg']}{more}"
+            f"not match {spec.record_model().__name__}: {where}: {first['msg']}{more}"
         ) from None
     data = payload.data
     if request.fields is not None:

@@ -1,4 +1,4 @@
-"""The analytics rows against a real `svc-stub service`: the contract (REST data = `svc-mcp <tool>`
+"""The data service rows against a real `svc-stub service`: the contract (REST data = `svc-mcp <tool>`
 JSON = MCP structured result over stdio and over the HTTP gateway), agent-facing errors, and the
 absence of any control operation."""
 
@@ -19,10 +19,10 @@ import pytest
 from mcp import ClientSession
 from mcp.types import CallToolResult, ListToolsResult
 
-from portal_tools.schemas import output_schema
 from server_stub.intel.envelope import key_bytes, sign
+from service_tools.tools import SERVICE_TOOLS
+from svc_client.schemas import output_schema
 from svc_mcp import cli as svc_mcp_cli
-from svc_mcp.analytics import ANALYTICS_TOOLS
 from tests.mcp.conftest import (
     INTEL_KEY,
     ServiceStub,
@@ -35,7 +35,7 @@ from tests.mcp.conftest import (
 )
 from tests.support import free_port, running_server
 
-READS = [spec for spec in ANALYTICS_TOOLS if spec.hints.read_only]
+READS = [spec for spec in SERVICE_TOOLS if spec.hints.read_only]
 
 
 def signed_envelope(**fields: Any) -> dict[str, Any]:
@@ -66,7 +66,7 @@ def views(
     with running_server(
         ["-m", "svc_mcp", "--http", "--port", str(port)],
         port=port,
-        log_path=tmp_path_factory.mktemp("analytics-gateway") / "gateway.log",
+        log_path=tmp_path_factory.mktemp("service-gateway") / "gateway.log",
         ready_path="/mcp",
         env=process_env(service.env()),
     ) as gateway:
@@ -114,7 +114,7 @@ def test_rest_cli_and_mcp_agree(views: dict[str, Any], spec: Any) -> None:
 
 def test_tools_list_carries_annotations_and_schemas(views: dict[str, Any]) -> None:
     listed = {tool.name: tool for tool in views["stdio"].tools.tools}
-    for spec in ANALYTICS_TOOLS:
+    for spec in SERVICE_TOOLS:
         tool = listed[spec.name]
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint is spec.hints.read_only

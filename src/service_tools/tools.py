@@ -1,7 +1,7 @@
-"""The analytics rows of the tool table: the data service's reads, and `submit_intel`.
+"""The data service rows of the tool table: the data service's reads, and `submit_intel`.
 
 Field meanings are documented in docs/api-service.md; the record models are in
-`svc_mcp.records`. Every row but `submit_intel` is a read; `submit_intel` forwards an envelope
+`service_tools.models`. Every row but `submit_intel` is a read; `submit_intel` forwards an envelope
 someone else signed (the MCP never holds the signing key) and is idempotent, so a connection
 failure may be retried. No row can pause, resume, flatten or place orders: the service has no
 such route, and the table has no such row.
@@ -9,13 +9,29 @@ such route, and the table has no such row.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from portal_tools.backends import SERVICE
-from portal_tools.errors import InvalidArgument
-from portal_tools.toolspec import AGENT_PAGE, Hints, Param, ToolSpec, read_tool
+from svc_client.backends import SERVICE
+from svc_client.connection import request_body
+from svc_client.errors import InvalidArgument
+from svc_client.toolspec import (
+    AGENT_PAGE,
+    Hints,
+    Param,
+    RecordModel,
+    ToolSpec,
+    lazy_module,
+    read_tool,
+)
+
+if TYPE_CHECKING:
+    from service_tools import models
+else:
+    models = lazy_module("service_tools.models")
 
 INTEL_SCHEMA_TAG = "svc.intel.v1"
+INTEL_MAX_BYTES = 64 * 1024
+"""The largest request body the service's intake accepts (docs/api-service.md)."""
 
 SERVICE_ACCESS = f"the data service token ({SERVICE.token_names})"
 
@@ -31,7 +47,7 @@ def _read(
     title: str,
     description: str,
     path: str,
-    returns: str,
+    returns: RecordModel,
     filters: tuple[Param, ...] = (),
     *,
     many: bool = True,
@@ -43,7 +59,7 @@ def _read(
         title,
         f"{description} Newest first; filters narrow it." if many else description,
         path,
-        f"svc_mcp.records:{returns}",
+        returns,
         backend=SERVICE,
         access=SERVICE_ACCESS,
         filters=filters,
@@ -54,7 +70,7 @@ def _read(
 
 
 def check_envelope(arguments: dict[str, Any]) -> None:
-    """The local shape check of `submit_intel`: the schema tag and a signature. The service
+    """The local check of `submit_intel`: its size, the schema tag and a signature. The service
     verifies the signature itself; the MCP has no key to."""
     envelope = arguments.get("envelope")
     if not isinstance(envelope, dict):
@@ -66,6 +82,13 @@ def check_envelope(arguments: dict[str, Any]) -> None:
     if not isinstance(envelope.get("sig"), str) or not envelope["sig"]:
         raise InvalidArgument(
             "envelope has no sig: sign it first (svc-stub intel sign)", hint="envelope"
+        )
+    size = len(request_body(envelope) or b"")
+    if size > INTEL_MAX_BYTES:
+        raise InvalidArgument(
+            f"envelope is {size:,} bytes as JSON; the intake accepts at most "
+            f"{INTEL_MAX_BYTES // 1024} KiB, so it was not sent",
+            hint="envelope",
         )
 
 
@@ -86,7 +109,7 @@ SUBMIT_INTEL = ToolSpec(
             required=True,
         ),
     ),
-    returns="svc_mcp.records:IntelReceipt",
+    returns=lambda: models.IntelReceipt,
     many=False,
     backend=SERVICE,
     access=SERVICE_ACCESS,
@@ -96,14 +119,14 @@ SUBMIT_INTEL = ToolSpec(
     transport_retries=2,
 )
 
-ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
+SERVICE_TOOLS: tuple[ToolSpec, ...] = (
     _read(
         "get_system",
         "Trading system state",
         "Get the trading daemon's state: running or paused (and why), equity, exposure, P&L, "
         "counts, heartbeat. Start here.",
         "/api/v1/system",
-        "SystemState",
+        lambda: models.SystemState,
         many=False,
     ),
     _read(
@@ -111,7 +134,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
         "Open positions",
         "List open positions: side, quantity, prices, market value, P&L.",
         "/api/v1/positions",
-        "Position",
+        lambda: models.Position,
         (SYMBOL,),
     ),
     _read(
@@ -120,7 +143,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
         "List the daemon's orders (read-only: none can be placed or cancelled here); "
         "status=open gives the working ones.",
         "/api/v1/orders",
-        "Order",
+        lambda: models.Order,
         (
             SYMBOL,
             Param(
@@ -141,7 +164,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
         "Fills",
         "List executions: order, symbol, side, quantity, price, fee, venue, time.",
         "/api/v1/fills",
-        "Fill",
+        lambda: models.Fill,
         (SYMBOL, Param("order_id", "string", ""), SIDE, SINCE, UNTIL),
         selectable=True,
     ),
@@ -150,7 +173,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
         "Daily P&L",
         "List daily P&L (since/until take dates).",
         "/api/v1/pnl",
-        "DailyPnl",
+        lambda: models.DailyPnl,
         (SINCE, UNTIL),
     ),
     _read(
@@ -158,7 +181,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
         "Risk limits",
         "List risk limits and their use (status warning from 80%, breached from 100%).",
         "/api/v1/risk",
-        "RiskLimit",
+        lambda: models.RiskLimit,
         (SYMBOL,),
     ),
     _read(
@@ -166,7 +189,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
         "Intel inbox",
         "List the intel envelopes received: id, source, kind, times, body.",
         "/api/v1/intel",
-        "IntelItem",
+        lambda: models.IntelItem,
         (KIND, Param("source", "string", ""), SINCE, UNTIL),
     ),
     _read(
@@ -174,7 +197,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
         "Event log",
         "List the daemon's events: time, level, kind, source, symbol, message.",
         "/api/v1/events",
-        "Event",
+        lambda: models.Event,
         (
             Param("level", "string", "", choices=("info", "warning", "error")),
             KIND,
@@ -190,7 +213,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
         "Get whether the data service requires auth and whether the configured token passes. "
         "Use it to diagnose a 401.",
         "/api/v1/auth/status",
-        "AuthStatus",
+        lambda: models.AuthStatus,
         many=False,
     ),
     _read(
@@ -198,7 +221,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
         "Service health",
         "Get the data service's readiness (ready, or an unavailable error).",
         "/health/ready",
-        "Health",
+        lambda: models.Health,
         many=False,
     ),
     SUBMIT_INTEL,

@@ -1,4 +1,4 @@
-"""What one row of the tool table declares, for portal and analytics alike.
+"""What one row of the tool table declares, for the portal and the data service alike.
 
 A `ToolSpec` holds everything the adapters need: the MCP server (title, description, input and
 output schemas, annotations), the CLIs (`svc-mcp <tool>`, `svc-portal <group> <command>`),
@@ -7,8 +7,9 @@ output schemas, annotations), the CLIs (`svc-mcp <tool>`, `svc-portal <group> <c
 A `Param` is the one model of a tool parameter: its JSON schema, the check of a value an MCP
 client sent, and the parsing of a value typed on a command line all come from it.
 
-Only the standard library is imported here, and record models are named rather than imported,
-so that listing tools and parsing a command line stay fast.
+Only the standard library is imported here, and a row refers to its record model lazily (a
+function returning it, over a `lazy_module`), so that listing tools and parsing a command line
+never load pydantic, while the type checker still sees each reference.
 """
 
 from __future__ import annotations
@@ -20,14 +21,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from portal_tools.errors import InvalidArgument
+from svc_client.errors import InvalidArgument
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from portal_tools.backends import Backend, Toolset
+    from svc_client.backends import Backend, Toolset
 
 ParamType = Literal["string", "integer", "object", "array"]
+RecordModel = Callable[[], "type[BaseModel]"]
+"""A row's record model, imported only when a schema or a check needs it."""
 MAX_TEXT_CHARS = 1024
 """The longest text argument: filters are identifiers, times and names."""
 _WHOLE_NUMBER = re.compile(r"-?[0-9]{1,18}")
@@ -196,8 +199,7 @@ class ToolSpec:
     method: Literal["GET", "POST"]
     path: str
     params: tuple[Param, ...]
-    returns: str
-    """The record model, as `module:Class`; imported only when a schema or a check needs it."""
+    returns: RecordModel
     many: bool
     """True: `data` is a list of `returns` (paged with limit/cursor); False: one object."""
     backend: Backend
@@ -226,9 +228,7 @@ class ToolSpec:
         return {param.name: param.default for param in self.params if param.default is not None}
 
     def record_model(self) -> type[BaseModel]:
-        module, _, name = self.returns.partition(":")
-        model: type[BaseModel] = getattr(importlib.import_module(module), name)
-        return model
+        return self.returns()
 
     def input_schema(self) -> dict[str, Any]:
         schema: dict[str, Any] = {
@@ -263,12 +263,27 @@ class ToolSpec:
         return checked
 
 
+def lazy_module(name: str) -> Any:
+    """A stand-in for the module `name`, imported on first attribute access. Bound under
+    `if not TYPE_CHECKING`, beside a real import for the type checker, so that
+    `lambda: models.Record` is checked and costs nothing until it runs."""
+    return _LazyModule(name)
+
+
+class _LazyModule:
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(importlib.import_module(self._name), attribute)
+
+
 def read_tool(
     name: str,
     title: str,
     description: str,
     path: str,
-    returns: str,
+    returns: RecordModel,
     *,
     backend: Backend,
     access: str,

@@ -2,8 +2,8 @@
 
 Both APIs answer `{"ok": true, "data": ..., "next_cursor"?: ...}` or
 `{"ok": false, "error": {"code": ..., "message": ...}}` (docs/api-portal.md, docs/api-service.md).
-The two transports, `portal_tools.client` (httpx, pooled, for the MCP server) and
-`portal_tools.oneshot` (the standard library, for one CLI call), both end in `answer` and
+The two transports, `svc_client.client` (httpx, pooled, for the MCP server) and
+`svc_client.oneshot` (the standard library, for one CLI call), both end in `answer` and
 `unreachable` here, so a failure reads the same whichever way the call went. Only the standard
 library is imported.
 """
@@ -12,20 +12,18 @@ from __future__ import annotations
 
 import base64
 import json
-import math
-import os
 import re
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from portal_tools.errors import (
+from svc_client.errors import (
     BadRequest,
     CallError,
     Forbidden,
     LockedOut,
-    Misconfigured,
     NotFound,
     RateLimited,
     ServerError,
@@ -34,9 +32,6 @@ from portal_tools.errors import (
 )
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
-TIMEOUT_SECONDS = 10.0
-TIMEOUT_VARIABLE = "SVC_MCP_TIMEOUT_SECONDS"
-MAX_TIMEOUT_SECONDS = 600.0
 CONNECT_TIMEOUT_SECONDS = 5.0
 MAX_URL_CHARS = 8 * 1024
 _MAX_QUOTED_CHARS = 300
@@ -103,24 +98,6 @@ class Payload:
     next_cursor: str | None = None
 
 
-def timeout_seconds() -> float:
-    """How long one call may take in all: `SVC_MCP_TIMEOUT_SECONDS`, read at each call (default
-    10); `Misconfigured` unless it is a number of seconds in (0, 600]."""
-    text = os.environ.get(TIMEOUT_VARIABLE, "").strip()
-    if not text:
-        return TIMEOUT_SECONDS
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_SECONDS):
-        raise Misconfigured(
-            f"{TIMEOUT_VARIABLE} must be a number of seconds above 0 and at most "
-            f"{MAX_TIMEOUT_SECONDS:g}"
-        )
-    return value
-
-
 def too_large(connection: Connection, request: str) -> ServerError:
     return ServerError(
         f"{connection.service} answered {request} with more than "
@@ -128,14 +105,77 @@ def too_large(connection: Connection, request: str) -> ServerError:
     )
 
 
-def unreachable(connection: Connection, reason: str) -> Unreachable:
-    """No HTTP answer; `reason` is scrubbed here, whatever the transport put into it."""
+def request_headers(connection: Connection, body: bytes | None) -> dict[str, str]:
+    """The headers of every request, whichever transport sends it. `identity`: a backend's
+    answer is read as sent, so a small compressed answer cannot inflate in memory."""
+    headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    return {**headers, **connection.headers()}
+
+
+def request_body(json_body: Any) -> bytes | None:
+    """The JSON body as both transports send it (and as `submit_intel` measures it)."""
+    if json_body is None:
+        return None
+    return json.dumps(json_body, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+class BodyReader:
+    """Collects an answer's body as it streams, refused past MAX_RESPONSE_BYTES once decoded.
+
+    We ask for `identity`; a backend that compresses anyway with gzip or deflate is inflated
+    here a bounded piece at a time (a few KiB of gzip can inflate to gigabytes), and any other
+    coding is refused."""
+
+    def __init__(self, connection: Connection, request: str, content_encoding: str | None):
+        self._connection = connection
+        self._request = request
+        self._chunks: list[bytes] = []
+        self._size = 0
+        coding = (content_encoding or "identity").strip().lower()
+        self._inflater: zlib._Decompress | None = None
+        if coding in ("gzip", "x-gzip", "deflate"):
+            # 47: a zlib or gzip header, detected; deflate servers send zlib-wrapped data.
+            self._inflater = zlib.decompressobj(wbits=47)
+        elif coding != "identity":
+            raise ServerError(
+                f"{connection.service} answered {request} in an encoding this client does not "
+                "read although it asked for identity; refused"
+            )
+
+    def feed(self, chunk: bytes) -> None:
+        inflater = self._inflater
+        if inflater is None:
+            self._keep(chunk)
+            return
+        data = chunk
+        while data:
+            self._keep(inflater.decompress(data, MAX_RESPONSE_BYTES + 1 - self._size))
+            data = inflater.unconsumed_tail
+
+    def body(self) -> bytes:
+        if self._inflater is not None:
+            self._keep(self._inflater.flush())
+        return b"".join(self._chunks)
+
+    def _keep(self, data: bytes) -> None:
+        self._size += len(data)
+        if self._size > MAX_RESPONSE_BYTES:
+            raise too_large(self._connection, self._request)
+        self._chunks.append(data)
+
+
+def unreachable(connection: Connection, reason: str, *, sent: bool = True) -> Unreachable:
+    """No HTTP answer; `reason` is scrubbed here, whatever the transport put into it. `sent`:
+    whether the request may have reached the server (False only when no connection was made)."""
     return Unreachable(
         f"cannot reach {connection.service} at {connection.base_url} "
         f"({connection.scrub(reason) or 'no reason given'}); is it running? "
         f"{connection.base_url_variable} sets the address",
         base_url=connection.base_url,
         hint=connection.base_url_variable,
+        sent=sent,
     )
 
 

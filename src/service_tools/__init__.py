@@ -1,0 +1,1 @@
+"""The data service's tool rows and record models, beside `portal_tools`."""

@@ -1,0 +1,1 @@
+"""The client core both backends use: settings, backends, transports, calls, errors, rows."""
