@@ -29,9 +29,7 @@ from svc_client.client import fetch
 from svc_client.connection import Connection
 from svc_client.errors import CallError, Misconfigured
 from svc_client.failures import FailureKind
-from svc_client.settings import cleartext_host
 from svc_mcp.findings import Finding, failed, failure
-from svc_mcp.hosts.cleartext import refusal
 from svc_mcp.hosts.probe import host_findings
 from svc_mcp.hosts.table import current_platform
 
@@ -143,11 +141,6 @@ def _read(backend: Backend) -> Connection | Finding:
         connection = backend.connect()
     except Misconfigured as error:
         return failed(f"{backend.name}.settings", error)
-    host = cleartext_host(connection.base_url, os.environ) if connection.token else None
-    if host is not None:
-        what = f"the {backend.name} token"
-        message = f"{refusal(what, backend.base_url_variable, host)}; nothing was sent"
-        return failure(f"{backend.name}.settings", FailureKind.MISCONFIGURED, message)
     return connection
 
 

@@ -144,7 +144,8 @@ def test_doctor_sends_no_token_over_plain_http_to_another_machine(
     findings = {f["check"]: f for f in map(json.loads, result.stdout.splitlines())}
     settings = findings["portal.settings"]
     assert (settings["status"], settings["kind"]) == ("fail", "misconfigured")
-    assert "clear text over http:// to portal.example" in settings["message"]
+    assert "plain http:// to portal.example" in settings["message"]
+    assert "SVC_MCP_INSECURE_HOSTS" in settings["message"]
     assert "portal.answers" not in findings
     assert FIRST not in result.stdout + result.stderr
 
