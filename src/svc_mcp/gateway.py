@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from portal_tools.backends import GATEWAY_TOKEN_VARIABLE
 from portal_tools.client import new_http_client
 from portal_tools.toolspec import ToolSpec
+from svc_mcp.confinement import confine_gateway
 from svc_mcp.server import build_server
 from svc_serving.bounded import HeadLimitedHttpTools, is_loopback
 
@@ -157,6 +158,7 @@ class NoStandaloneStream:
 
 async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None:
     token = required_token(options, gateway_token())
+    confine_gateway(options.port)
     async with new_http_client() as http:
         # Stateless with JSON answers: no session lives in this process, so any number of
         # instances with the same token can sit behind any load balancer (README "Scale out").
