@@ -4,6 +4,7 @@ backends' ports (README "Security notes"). `SVC_MCP_CONFINEMENT` = auto | requir
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 from portal_tools.backends import BACKENDS
@@ -12,6 +13,7 @@ from svc_serving.confine import Policy, confine, status
 
 SETTING = "SVC_MCP_CONFINEMENT"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_LINE = re.compile(r"^svc-mcp(?: --http)?: (?:confined|unconfined|refusing to start)\b")
 
 
 def backend_ports() -> tuple[int, ...]:
@@ -47,3 +49,9 @@ def status_line() -> str:
     """The confinement an stdio server started with this environment applies, as its start-up
     line states it (for doctor)."""
     return status(stdio_policy(), SETTING)
+
+
+def line_in(stderr: str) -> str | None:
+    """The confinement line a started svc-mcp wrote to `stderr` (for doctor's report of an
+    entry it starts), or None when it wrote none (an older svc-mcp)."""
+    return next((line for line in stderr.splitlines() if _LINE.match(line)), None)

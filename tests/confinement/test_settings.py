@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from server_stub.portal.demo_data import write_demo_data
+from svc_mcp.confinement import line_in, status_line
 from svc_serving import confine as confinement
 from svc_serving.confine import ConfinementError, Policy, confine, missing_with, mode_from
 from tests.support import ROOT
@@ -108,3 +109,19 @@ def test_a_stub_with_a_bad_setting_refuses_in_one_line(tmp_path: Path) -> None:
     assert completed.stderr.strip().splitlines()[-1] == (
         "svc-stub portal: SVC_STUB_CONFINEMENT must be one of auto, require, off"
     )
+
+
+def test_doctor_finds_the_line_an_entry_wrote() -> None:
+    stderr = "svc-mcp: serving\nsvc-mcp: confined (Landlock ABI 7, no_new_privs): writes: none\n"
+    assert line_in(stderr) == "svc-mcp: confined (Landlock ABI 7, no_new_privs): writes: none"
+    assert line_in("svc-mcp --http: unconfined: SVC_MCP_CONFINEMENT=off") is not None
+    assert line_in("svc-mcp: serving MCP at http://127.0.0.1:8765/mcp") is None
+
+
+def test_the_status_line_says_what_a_server_would_apply(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SVC_MCP_CONFINEMENT", "off")
+    assert status_line() == "svc-mcp: unconfined: SVC_MCP_CONFINEMENT=off"
+    monkeypatch.setenv("SVC_MCP_CONFINEMENT", "auto")
+    monkeypatch.setattr(confinement, "landlock_abi", lambda: 7)
+    monkeypatch.setenv("SERVICE_API_BASE", "https://svc.example.com")
+    assert "connects: 443, 8081" in status_line()
