@@ -22,6 +22,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from _load import ROOT, free_port, median, rps, server_process
+from service_stub import cpu_seconds
 
 from server_stub.portal.admin import issue_session
 from server_stub.portal.demo_data import write_demo_data
@@ -77,15 +78,16 @@ def portal_start_ms(data: Path, mode: str, temp: Path) -> float:
 def throughput(
     label: str,
     args: list[str],
-    port_of: Callable[[], int],
     path: str,
     headers: dict[str, str],
     temp: Path,
-    seconds: float,
-    rounds: int,
+    options: argparse.Namespace,
     env: dict[str, str],
 ) -> None:
-    ports = {"require": port_of(), "off": port_of()}
+    """Requests per second and server CPU per request of a confined and an unconfined process,
+    in rounds that alternate which goes first (the busier the machine, the more CPU per request
+    says: it does not count the time the server waited for a core)."""
+    ports = {"require": free_port(), "off": free_port()}
     with (
         server_process(
             [*args, "--port", str(ports["require"])],
@@ -93,35 +95,61 @@ def throughput(
             temp / "confined.log",
             path,
             {**env, "SVC_STUB_CONFINEMENT": "require"},
-        ),
+        ) as confined_process,
         server_process(
             [*args, "--port", str(ports["off"])],
             ports["off"],
             temp / "unconfined.log",
             path,
             {**env, "SVC_STUB_CONFINEMENT": "off"},
-        ),
+        ) as unconfined_process,
     ):
+        pids = {"require": confined_process.pid, "off": unconfined_process.pid}
         for port in ports.values():
             rps(port, path, headers, seconds=0.5)  # warm up both
-        figures: dict[str, list[float]] = {"require": [], "off": []}
-        for _ in range(rounds):
-            for mode, port in ports.items():
-                figures[mode].append(rps(port, path, headers, seconds=seconds))
-    confined, unconfined = median(figures["require"]), median(figures["off"])
+        rates: dict[str, list[float]] = {"require": [], "off": []}
+        cpu: dict[str, list[float]] = {"require": [], "off": []}
+        for index in range(options.rounds):
+            order = ["require", "off"] if index % 2 == 0 else ["off", "require"]
+            for mode in order:
+                before = cpu_seconds(pids[mode])
+                rate = rps(ports[mode], path, headers, seconds=options.seconds)
+                rates[mode].append(rate)
+                cpu[mode].append((cpu_seconds(pids[mode]) - before) / (rate * options.seconds))
+    confined, unconfined = median(rates["require"]), median(rates["off"])
+    cpu_ratio = median(cpu["off"]) / median(cpu["require"])
     print(
-        f"throughput {label}: confined {confined:,.0f} req/s vs unconfined {unconfined:,.0f} req/s; "
-        f"ratio {confined / unconfined:.3f} (target >= 0.97)"
+        f"throughput {label}: confined {confined:,.0f} req/s vs unconfined {unconfined:,.0f} "
+        f"req/s; ratio {confined / unconfined:.3f} (target >= 0.97); by server CPU per request "
+        f"{median(cpu['require']) * 1e6:.0f} vs {median(cpu['off']) * 1e6:.0f} us, ratio {cpu_ratio:.3f}"
+    )
+
+
+def start_up(data: Path, db: Path, temp: Path, starts: int) -> None:
+    for policy, path in (("portal", data), ("service", db), ("stdio", temp)):
+        confined = confine_ms(policy, path, "require", starts)
+        unconfined = confine_ms(policy, path, "off", starts)
+        print(
+            f"start-up {policy}: policy and confinement {confined:.2f} ms vs off {unconfined:.2f} "
+            f"ms; cost {confined - unconfined:.2f} ms (target <= 5 ms)"
+        )
+    times: dict[str, list[float]] = {"require": [], "off": []}
+    for _ in range(max(3, starts // 2)):
+        for mode, runs in times.items():
+            runs.append(portal_start_ms(data, mode, temp))
+    confined, unconfined = median(times["require"]), median(times["off"])
+    print(
+        f"start-up portal, process start to first answer: confined {confined:.0f} ms vs "
+        f"unconfined {unconfined:.0f} ms; ratio {confined / unconfined:.3f}"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--starts", type=int, default=10, help="fresh processes per start-up figure"
-    )
+    parser.add_argument("--starts", type=int, default=10, help="fresh processes per figure")
     parser.add_argument("--seconds", type=float, default=2.0, help="length of one measurement")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per server")
+    parser.add_argument("--skip-startup", action="store_true", help="measure throughput only")
     parser.add_argument(
         "--measure-confine", nargs=2, metavar=("POLICY", "PATH"), help=argparse.SUPPRESS
     )
@@ -136,44 +164,15 @@ def main() -> None:
         db.parent.mkdir()
         write_demo_database(db)
         token = issue_session(data, "bob", timedelta(hours=1))
-        for policy, path in (("portal", data), ("service", db), ("stdio", temp)):
-            confined = confine_ms(policy, path, "require", args.starts)
-            unconfined = confine_ms(policy, path, "off", args.starts)
-            print(
-                f"start-up {policy}: policy and confinement {confined:.2f} ms vs off {unconfined:.2f} ms; "
-                f"cost {confined - unconfined:.2f} ms (target <= 5 ms)"
-            )
-        starts = {mode: [] for mode in ("require", "off")}
-        for _ in range(max(3, args.starts // 2)):
-            for mode, runs in starts.items():
-                runs.append(portal_start_ms(data, mode, temp))
-        confined, unconfined = median(starts["require"]), median(starts["off"])
-        print(
-            f"start-up portal, process start to first answer: confined {confined:.0f} ms vs "
-            f"unconfined {unconfined:.0f} ms; ratio {confined / unconfined:.3f}"
-        )
-        throughput(
-            "portal GET /api/catalog",
-            ["-m", "server_stub", "portal", "--data", str(data)],
-            free_port,
-            "/api/catalog",
-            {"Authorization": f"Bearer {token}"},
-            temp,
-            args.seconds,
-            args.rounds,
-            {},
-        )
-        throughput(
-            "service GET /api/v1/system",
-            ["-m", "server_stub", "service", "--db", str(db)],
-            free_port,
-            "/api/v1/system",
-            {"Authorization": f"Bearer {TOKEN}"},
-            temp,
-            args.seconds,
-            args.rounds,
-            {"SERVICE_API_TOKEN": TOKEN},
-        )
+        if not args.skip_startup:
+            start_up(data, db, temp, args.starts)
+        portal = ["-m", "server_stub", "portal", "--data", str(data)]
+        session = {"Authorization": f"Bearer {token}"}
+        throughput("portal GET /api/catalog", portal, "/api/catalog", session, temp, args, {})
+        service = ["-m", "server_stub", "service", "--db", str(db)]
+        bearer = {"Authorization": f"Bearer {TOKEN}"}
+        env = {"SERVICE_API_TOKEN": TOKEN}
+        throughput("service GET /api/v1/system", service, "/api/v1/system", bearer, temp, args, env)
 
 
 if __name__ == "__main__":
