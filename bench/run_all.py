@@ -27,6 +27,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "intel": ["--count", "150"],
     "context": [],
     "gateway_load": ["--clients", "50", "--seconds", "5"],
+    "confinement": ["--starts", "10", "--seconds", "1", "--rounds", "3"],
 }
 
 
@@ -185,7 +186,39 @@ def _gateway(out: str) -> list[Row]:
     return rows
 
 
+def _confinement(out: str) -> list[Row]:
+    rows = []
+    starts = r"^start-up (\w+): policy and confinement ([\d.]+) ms vs off ([\d.]+) ms; cost (-?[\d.]+) ms \(target (.+)\)$"
+    for name, confined, off, cost, target in re.findall(starts, out, re.M):
+        measure = f"start-up: {name} policy and confinement (median)"
+        rows.append(
+            Row(
+                "confinement",
+                measure,
+                f"{confined} ms",
+                f"{off} ms (off)",
+                f"{float(cost):+.2f} ms",
+                target,
+            )
+        )
+    rates = rf"^throughput (.+?): confined {NUMBER} req/s vs unconfined {NUMBER} req/s; ratio {NUMBER} \(target (.+)\)$"
+    for label, confined, unconfined, ratio, target in re.findall(rates, out, re.M):
+        rows.append(
+            Row(
+                "confinement",
+                f"{label}, confined",
+                f"{confined} req/s",
+                f"{unconfined} req/s (unconfined)",
+                ratio,
+                target,
+            )
+        )
+    return rows
+
+
 def parse(name: str, out: str) -> list[Row]:
+    if name == "confinement":
+        return _confinement(out)
     if name == "context":
         return _context(out)
     if name == "gateway_load":

@@ -15,6 +15,9 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+CONFINED = {"SVC_STUB_CONFINEMENT": "require", "SVC_MCP_CONFINEMENT": "require"}
+"""Every server a test starts must confine itself, as it does for its users (README "Security
+notes"); the outer environment may say otherwise, e.g. `off` to see which tests depend on it."""
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -45,7 +48,7 @@ def running_server(
     timeout: float = 20.0,
 ) -> Iterator[Server]:
     """Starts `python -m <args>` and waits until `ready_path` answers (any status)."""
-    full_env = {**os.environ, **(env or {})}
+    full_env = {**CONFINED, **os.environ, **(env or {})}
     with log_path.open("wb") as log_file:
         process = subprocess.Popen(
             [sys.executable, *args], stdout=log_file, stderr=subprocess.STDOUT, env=full_env

@@ -42,6 +42,7 @@ def serve_portal(
     port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = 8081,
 ) -> None:
     """Serve the read-only portal REST API from a data directory (never written)."""
+    from server_stub.confinement import confine_portal
     from server_stub.portal.app import create_app
     from server_stub.portal.settings import PortalSettings
     from server_stub.serve import serve
@@ -52,6 +53,7 @@ def serve_portal(
         app = create_app(data_dir, access_proxy=PortalSettings().access_proxy())
     except (DataError, ValueError) as exc:
         _fail(f"cannot start the portal: {exc}")
+    confine_portal(data_dir, port)
     serve(app, host, port)
 
 

@@ -51,6 +51,7 @@ def serve(
     """Run the data service stub (HTTP API, auth, brute-force guard, HTML shell)."""
     import uvicorn
 
+    from server_stub.confinement import confine_service
     from server_stub.serve import StubHttp, plain_log_lines
     from server_stub.service.app import create_app
 
@@ -94,6 +95,7 @@ def serve(
         http=StubHttp,
         loop="auto",
     )
+    confine_service(settings.db_path, port)
     uvicorn.Server(config).run()
 
 

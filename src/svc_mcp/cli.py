@@ -148,6 +148,7 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
     import asyncio
 
     if not options.http:
+        from svc_mcp.confinement import confine_stdio_server
         from svc_mcp.server import serve_stdio
 
         if sys.stdin.isatty():
@@ -155,6 +156,7 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
                 f"{PROG}: serving MCP over stdio for an MCP host; see {PROG} --help",
                 file=sys.stderr,
             )
+        confine_stdio_server()
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(serve_stdio(selected))
         return

@@ -27,6 +27,7 @@ from svc_client.client import new_http_client
 from svc_client.failures import FailureKind
 from svc_client.settings import GATEWAY_TOKEN_VARIABLE
 from svc_client.toolspec import ToolSpec
+from svc_mcp.confinement import confine_gateway
 from svc_mcp.server import build_server
 from svc_serving.bounded import HeadLimitedHttpTools, is_loopback
 
@@ -163,6 +164,7 @@ class NoStandaloneStream:
 
 async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None:
     token = required_token(options, gateway_token())
+    confine_gateway(options.port)
     async with new_http_client() as http:
         # Stateless with JSON answers: no session lives in this process, so any number of
         # instances with the same token can sit behind any load balancer (README "Scale out").

@@ -23,7 +23,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from svc_client.toolspec import ToolSpec
-from tests.support import free_port, running_server
+from tests.support import CONFINED, free_port, running_server
 
 T = TypeVar("T")
 BIN = Path(sys.executable).parent
@@ -63,9 +63,10 @@ class PortalStub:
 
 
 def process_env(variables: Mapping[str, str]) -> dict[str, str]:
-    """This process's environment without our variables, plus `variables`."""
+    """This process's environment without our variables, plus `variables`; servers started
+    with it must confine themselves."""
     inherited = {k: v for k, v in os.environ.items() if k not in _OUR_VARIABLES}
-    return {**inherited, **variables}
+    return {**CONFINED, **inherited, **variables}
 
 
 def run_command(
