@@ -20,7 +20,7 @@ from mcp.types import CallToolResult
 
 from svc_mcp.table import TOOLS
 from tests.mcp.conftest import PortalStub, ServiceStub, process_env
-from tests.mcp.test_analytics import signed_envelope
+from tests.mcp.test_service_tools import signed_envelope
 from tests.support import ROOT, free_port, running_server
 
 pytestmark = pytest.mark.e2e
