@@ -13,7 +13,7 @@ from typing import Any
 
 from portal_tools.backends import SERVICE
 from portal_tools.errors import InvalidArgument
-from portal_tools.toolspec import AGENT_PAGE, Hints, Param, ToolSpec, read_tool
+from portal_tools.toolspec import AGENT_PAGE, Hints, Param, ToolSpec, nullable, read_tool
 
 INTEL_SCHEMA_TAG = "svc.intel.v1"
 
@@ -41,7 +41,7 @@ def _read(
     return read_tool(
         name,
         title,
-        f"{description} Newest first; filters narrow it." if many else description,
+        f"{description} Newest first." if many else description,
         path,
         f"svc_mcp.records:{returns}",
         backend=SERVICE,
@@ -69,6 +69,20 @@ def check_envelope(arguments: dict[str, Any]) -> None:
         )
 
 
+_TEXT = {"type": "string"}
+ENVELOPE_FIELDS: dict[str, Any] = {
+    "schema": {"type": "string", "enum": [INTEL_SCHEMA_TAG]},
+    "id": _TEXT,
+    "issued_at": _TEXT,
+    "expires_at": nullable(_TEXT),
+    "source": _TEXT,
+    "kind": _TEXT,
+    "body": {"type": "object", "additionalProperties": True},
+    "sig": _TEXT,
+}
+"""What the envelope parameter declares: its fields, so that no converter takes it for an empty
+object; `body` is the one open object. The service checks the rest (formats, the signature)."""
+
 SUBMIT_INTEL = ToolSpec(
     name="submit_intel",
     title="Submit signed intel",
@@ -82,8 +96,13 @@ SUBMIT_INTEL = ToolSpec(
         Param(
             "envelope",
             "object",
-            "The signed envelope: {schema, id, issued_at, expires_at?, source, kind, body, sig}.",
+            "",
             required=True,
+            shape={
+                "properties": ENVELOPE_FIELDS,
+                "required": [name for name in ENVELOPE_FIELDS if name != "expires_at"],
+                "additionalProperties": False,
+            },
         ),
     ),
     returns="svc_mcp.records:IntelReceipt",
@@ -117,8 +136,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
     _read(
         "get_orders",
         "Orders",
-        "List the daemon's orders (read-only: none can be placed or cancelled here); "
-        "status=open gives the working ones.",
+        "List the daemon's orders (read-only: none can be placed or cancelled here).",
         "/api/v1/orders",
         "Order",
         (
@@ -126,7 +144,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
             Param(
                 "status",
                 "string",
-                "open = new or partially_filled.",
+                "open: the working ones (new or partially_filled).",
                 choices=("open", "new", "partially_filled", "filled", "cancelled", "rejected"),
             ),
             SIDE,

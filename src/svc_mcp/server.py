@@ -23,7 +23,7 @@ from pydantic import ConfigDict
 
 from portal_tools.calls import call_tool
 from portal_tools.client import new_http_client
-from portal_tools.errors import CallError
+from portal_tools.errors import CallError, NotFound
 from portal_tools.schemas import output_schema
 from portal_tools.toolspec import ToolSpec
 
@@ -61,6 +61,28 @@ and httpcore's pool bookkeeping, which grows with requests times connections, st
 50 calls in flight, a profile of the gateway put it at about a quarter of its CPU)."""
 
 
+class _Server(MCPServer[Any]):
+    """An unknown tool answers like every other failure: `<kind>: <message>` and `{kind,
+    message}` (the SDK's own answer has no kind). The name is not echoed: it is the caller's."""
+
+    def __init__(self, name: str, *, tools: list[Tool], **settings: Any) -> None:
+        super().__init__(name, tools=tools, **settings)
+        self._tool_names = frozenset(tool.name for tool in tools)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if name not in self._tool_names:
+            return error_result(NotFound("no tool of that name here; tools/list names them"))
+        return await super().call_tool(name, arguments, context)
+
+
+def error_result(error: CallError) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"{error.kind}: {error}")],
+        structured_content=error.as_dict(),
+        is_error=True,
+    )
+
+
 class _RawArguments(ArgModelBase):
     """Hands the arguments over as the client sent them: each row checks its own with its
     `Param`s, so a bad one is a tool error in the product's words (`invalid_argument: ...`),
@@ -78,7 +100,7 @@ def build_server(specs: Sequence[ToolSpec], http: httpx.AsyncClient) -> MCPServe
     # The list is the same for every caller (no tool depends on who asks), so it may be shared.
     hint = CacheHint(ttl_ms=TOOL_LIST_TTL_MS, scope="public")
     slots = anyio.Semaphore(BACKEND_SLOTS)
-    server: MCPServer[Any] = MCPServer(
+    server = _Server(
         SERVER_NAME,
         version=version("svc-mcp"),
         instructions=INSTRUCTIONS,
@@ -102,12 +124,7 @@ def _tool(spec: ToolSpec, http: httpx.AsyncClient, slots: anyio.Semaphore) -> To
             async with slots:
                 result = await call_tool(spec, {**defaults, **given}, http)
         except CallError as error:
-            text = f"{error.kind}: {error}"
-            return CallToolResult(
-                content=[TextContent(type="text", text=text)],
-                structured_content=error.as_dict(),
-                is_error=True,
-            )
+            return error_result(error)
         return CallToolResult(
             content=[TextContent(type="text", text=result.text(spec.name))],
             structured_content=result.structured(),

@@ -213,3 +213,23 @@ def test_bad_arguments_are_caught_before_any_request(
         "message": text_of(result).removeprefix("invalid_argument: "),
         "hint": hint,
     }
+
+
+def test_an_unknown_tool_is_an_error_with_a_kind() -> None:
+    """Like every other failure: `<kind>: <message>` text and `{kind, message}`, and the name
+    the caller sent is not echoed."""
+
+    async def call(session: ClientSession) -> CallToolResult:
+        await session.initialize()
+        return await session.call_tool("get_secret_thing", {})
+
+    nowhere = f"http://127.0.0.1:{free_port()}"
+    result = asyncio.run(
+        over_stdio({"PORTAL_API_BASE": nowhere, "SERVICE_API_BASE": nowhere}, call)
+    )
+    assert result.is_error
+    assert text_of(result) == "not_found: no tool of that name here; tools/list names them"
+    assert result.structured_content == {
+        "kind": "not_found",
+        "message": "no tool of that name here; tools/list names them",
+    }
