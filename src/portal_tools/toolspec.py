@@ -212,7 +212,7 @@ AGENT_PAGE = 20
 """The records an MCP call returns when `limit` is left out: small enough for an agent's context
 (each default result stays under 8,000 characters); the CLI keeps the server's default of 100."""
 CURSOR = Param("cursor", "string", "")
-FIELDS = Param("fields", "array", "Record fields to keep.")
+FIELDS = Param("fields", "array", "Fields to keep.")
 
 
 def paging(agent_page: int) -> tuple[Param, Param]:
@@ -270,12 +270,12 @@ class ToolSpec:
         return model
 
     def input_schema(self) -> dict[str, Any]:
-        """A tool without parameters says it takes none (MCP's spelling); one with parameters
-        lists them, and `check_arguments` refuses any other by name. Strict converters add
-        `additionalProperties: false` themselves, so it is not paid for in every agent's
-        context."""
+        """A tool without parameters says it takes none (`properties` stays: smolagents' MCP
+        adapter needs it); one with parameters lists them, and `check_arguments` refuses any
+        other by name. Strict converters add `additionalProperties: false` themselves, so it is
+        not paid for in every agent's context."""
         if not self.params:
-            return {"type": "object", "additionalProperties": False}
+            return {"type": "object", "properties": {}, "additionalProperties": False}
         schema: dict[str, Any] = {
             "type": "object",
             "properties": {param.name: param.json_schema() for param in self.params},

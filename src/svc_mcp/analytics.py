@@ -20,7 +20,7 @@ INTEL_SCHEMA_TAG = "svc.intel.v1"
 SERVICE_ACCESS = f"the data service token ({SERVICE.token_names})"
 
 SYMBOL = Param("symbol", "string", "")
-SINCE = Param("since", "string", "From this ISO 8601 time (UTC without offset).")
+SINCE = Param("since", "string", "From this ISO 8601 UTC time, no offset.")
 UNTIL = Param("until", "string", "Before this ISO 8601 time.")
 SIDE = Param("side", "string", "", choices=("buy", "sell"))
 KIND = Param("kind", "string", "")
@@ -81,14 +81,15 @@ ENVELOPE_FIELDS: dict[str, Any] = {
     "sig": _TEXT,
 }
 """What the envelope parameter declares: its fields, so that no converter takes it for an empty
-object; `body` is the one open object. The service checks the rest (formats, the signature)."""
+object; `body` is the one open object, and says so (pydantic-ai closes an object that does not).
+The service checks the rest (formats, the signature)."""
 
 SUBMIT_INTEL = ToolSpec(
     name="submit_intel",
     title="Submit signed intel",
     description=(
-        "Forward one pre-signed svc.intel.v1 envelope to the intel inbox (the only write; it "
-        "cannot sign). A repeat answers duplicate=true; another envelope with its id, conflict."
+        "Forward one pre-signed svc.intel.v1 envelope to the intel inbox (the only write). "
+        "A repeat answers duplicate=true; another envelope with its id, conflict."
     ),
     method="POST",
     path="/api/v1/intel",
@@ -96,7 +97,8 @@ SUBMIT_INTEL = ToolSpec(
         Param(
             "envelope",
             "object",
-            "",
+            # Said for converters that turn any object into a plain dict (llama-index).
+            "{schema, id, issued_at, expires_at?, source, kind, body, sig}",
             required=True,
             shape={
                 "properties": ENVELOPE_FIELDS,
@@ -144,7 +146,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
             Param(
                 "status",
                 "string",
-                "open: the working ones (new or partially_filled).",
+                "open = new or partially_filled.",
                 choices=("open", "new", "partially_filled", "filled", "cancelled", "rejected"),
             ),
             SIDE,
