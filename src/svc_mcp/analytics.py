@@ -20,8 +20,8 @@ INTEL_SCHEMA_TAG = "svc.intel.v1"
 SERVICE_ACCESS = f"the data service token ({SERVICE.token_names})"
 
 SYMBOL = Param("symbol", "string", "")
-SINCE = Param("since", "string", "From this ISO 8601 UTC time, no offset.")
-UNTIL = Param("until", "string", "Before this ISO 8601 time.")
+SINCE = Param("since", "string", "ISO 8601 UTC time, no offset (so is until).")
+UNTIL = Param("until", "string", "")
 SIDE = Param("side", "string", "", choices=("buy", "sell"))
 KIND = Param("kind", "string", "")
 
