@@ -97,8 +97,8 @@ class Param:
         that is `neutral` then still gets a value that changes nothing, any other (a choice)
         also admits `null` as an `anyOf` branch, the spelling that survives them and Gemini's
         OpenAPI subset. The allowed values are said in the description as well as the `enum`,
-        which some converters drop; a range and a default only there (converters drop those
-        keywords, and every list tool would pay for them in an agent's context)."""
+        which some converters drop; a range only there (converters drop range keywords, and
+        every list tool would pay for them in an agent's context)."""
         value: dict[str, Any] = {"type": self.json_type, **(self.shape or {})}
         if self.json_type == "array":
             value["items"] = {"type": "string"}
@@ -116,13 +116,13 @@ class Param:
 
     @property
     def model_description(self) -> str:
-        """The description, then the allowed values, range and default."""
+        """The description, then the allowed values and range. Not the default: a page size,
+        and every answer says when more records remain."""
         said = [self.description] if self.description else []
         if self.choices:
-            said.append(f"One of {', '.join(self.choices)}.")
+            said.append(f"{', '.join(self.choices[:-1])} or {self.choices[-1]}.")
         if self.maximum is not None:
-            default = f", default {self.default}" if self.default is not None else ""
-            said.append(f"{self.minimum}-{self.maximum}{default}.")
+            said.append(f"{self.minimum}-{self.maximum}.")
         return " ".join(said)
 
     def check(self, value: object) -> object:
@@ -212,7 +212,7 @@ AGENT_PAGE = 20
 """The records an MCP call returns when `limit` is left out: small enough for an agent's context
 (each default result stays under 8,000 characters); the CLI keeps the server's default of 100."""
 CURSOR = Param("cursor", "string", "")
-FIELDS = Param("fields", "array", "Fields to keep.")
+FIELDS = Param("fields", "array", "")
 
 
 def paging(agent_page: int) -> tuple[Param, Param]:

@@ -20,7 +20,7 @@ INTEL_SCHEMA_TAG = "svc.intel.v1"
 SERVICE_ACCESS = f"the data service token ({SERVICE.token_names})"
 
 SYMBOL = Param("symbol", "string", "")
-SINCE = Param("since", "string", "ISO 8601 UTC time, no offset (so is until).")
+SINCE = Param("since", "string", "ISO 8601 UTC, no offset (so is until).")
 UNTIL = Param("until", "string", "")
 SIDE = Param("side", "string", "", choices=("buy", "sell"))
 KIND = Param("kind", "string", "")
@@ -138,7 +138,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
     _read(
         "get_orders",
         "Orders",
-        "List the daemon's orders (read-only: none can be placed or cancelled here).",
+        "List the daemon's orders (none can be placed or cancelled here).",
         "/api/v1/orders",
         "Order",
         (
@@ -207,8 +207,8 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
     _read(
         "get_auth_status",
         "Auth status",
-        "Get whether the data service requires auth and whether the configured token passes. "
-        "Use it to diagnose a 401.",
+        "Get whether the data service requires auth and the configured token passes "
+        "(diagnoses a 401).",
         "/api/v1/auth/status",
         "AuthStatus",
         many=False,
