@@ -93,12 +93,22 @@ def seen(stubs: DemoStubs) -> Seen:
     return asyncio.run(over_stdio(stubs.mcp_variables(), _see))
 
 
+SHOWN = ("name", "title", "description", "inputSchema")
+
+
+def whole_tools(listed: ListToolsResult) -> list[dict[str, Any]]:
+    tools: list[dict[str, Any]] = listed.model_dump(by_alias=True, exclude_none=True, mode="json")[
+        "tools"
+    ]
+    return tools
+
+
 def test_the_tool_list_fits(seen: Seen) -> None:
     whole = compact(seen.listed.model_dump(by_alias=True, exclude_none=True, mode="json"))
     assert len(whole) <= TOOL_LIST_BUDGET
+    # Counted as bench/context.py and the README count it: each tool's four fields as an object.
     shown = sum(
-        len(compact([tool.name, tool.title, tool.description, tool.input_schema]))
-        for tool in seen.listed.tools
+        len(compact({key: dumped.get(key) for key in SHOWN})) for dumped in whole_tools(seen.listed)
     )
     assert shown <= SHOWN_BUDGET
     assert [tool.name for tool in seen.listed.tools] == [spec.name for spec in TOOLS]
