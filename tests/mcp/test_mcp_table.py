@@ -199,3 +199,32 @@ def test_toolset_names_are_checked() -> None:
         parse_toolsets("portal,billing")
     with pytest.raises(ValueError, match="none given"):
         parse_toolsets(",")
+
+
+@pytest.mark.parametrize("spec", TOOLS, ids=lambda spec: spec.name)
+def test_every_optional_input_says_so_to_every_framework(spec: ToolSpec) -> None:
+    """`nullable` for smolagents; JSON Schema's `null` where a strict converter would otherwise
+    force a choice; a neutral input (text, list, page size) gets a value that changes nothing."""
+    schema = spec.input_schema()
+    for param in spec.params:
+        prop = schema["properties"][param.name]
+        if param.required:
+            assert "nullable" not in prop
+            assert param.name in schema["required"]
+            continue
+        assert prop["nullable"] is True, param.name
+        if param.neutral:
+            assert prop["type"] == param.json_type
+        else:
+            jsonschema.validate({param.name: None}, schema)
+
+
+def test_the_envelope_declares_its_fields() -> None:
+    submit = next(spec for spec in TOOLS if spec.name == "submit_intel")
+    envelope = submit.input_schema()["properties"]["envelope"]
+    assert list(envelope["properties"]) == [
+        *("schema", "id", "issued_at", "expires_at", "source", "kind", "body", "sig")
+    ]
+    assert envelope["properties"]["body"] == {"type": "object", "additionalProperties": True}
+    assert "expires_at" not in envelope["required"]
+    assert envelope["additionalProperties"] is False
