@@ -54,6 +54,9 @@ class Param:
     """What an MCP call uses when the argument is left out (the CLI leaves it to the server)."""
     shape: Mapping[str, Any] | None = field(default=None, compare=False)
     """More of an object parameter's JSON schema: its declared fields."""
+    cli_help: str = ""
+    """The CLI's help where the description leaves to another parameter what it needs to say
+    (the tool list pays for every word of a description, the CLI's help does not)."""
 
     @property
     def blank_is_absent(self) -> bool:
@@ -68,11 +71,13 @@ class Param:
 
     @property
     def help(self) -> str:
-        """The CLI's help text: the description, or what the schema allows."""
-        if self.description:
-            return self.description
+        """The CLI's help text: its own, the description, or what the schema allows."""
+        if self.cli_help or self.description:
+            return self.cli_help or self.description
         if self.name == "cursor":
             return "next_cursor of the previous page"
+        if self.json_type == "array":
+            return "only these fields of each record"
         if self.maximum is not None:
             return f"from {self.minimum} to {self.maximum}"
         return f"only records with this {self.name}"

@@ -21,7 +21,7 @@ SERVICE_ACCESS = f"the data service token ({SERVICE.token_names})"
 
 SYMBOL = Param("symbol", "string", "")
 SINCE = Param("since", "string", "ISO 8601 UTC, no offset (so is until).")
-UNTIL = Param("until", "string", "")
+UNTIL = Param("until", "string", "", cli_help="Before this ISO 8601 time (UTC, no offset).")
 SIDE = Param("side", "string", "", choices=("buy", "sell"))
 KIND = Param("kind", "string", "")
 
