@@ -17,7 +17,7 @@ SIGNED_IN = "a signed-in session of any role"
 AUDITOR = "the auditor role with a human session"
 
 _PUBLIC = "Anonymous callers see public ones only."
-_AUDITOR_ONLY = f"Auditor role, human session ({PORTAL.token_names}) only."
+_AUDITOR_ONLY = f"Auditor's human session ({PORTAL.token_names}) only."
 
 
 def _portal_tool(

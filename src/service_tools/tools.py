@@ -21,6 +21,7 @@ from svc_client.toolspec import (
     RecordModel,
     ToolSpec,
     lazy_module,
+    nullable,
     read_tool,
 )
 
@@ -36,8 +37,8 @@ INTEL_MAX_BYTES = 64 * 1024
 SERVICE_ACCESS = f"the data service token ({SERVICE.token_names})"
 
 SYMBOL = Param("symbol", "string", "")
-SINCE = Param("since", "string", "From this ISO 8601 time (UTC without offset).")
-UNTIL = Param("until", "string", "Before this ISO 8601 time.")
+SINCE = Param("since", "string", "ISO 8601 UTC, no offset (so is until).")
+UNTIL = Param("until", "string", "", cli_help="Before this ISO 8601 time (UTC, no offset).")
 SIDE = Param("side", "string", "", choices=("buy", "sell"))
 KIND = Param("kind", "string", "")
 
@@ -57,7 +58,7 @@ def _read(
     return read_tool(
         name,
         title,
-        f"{description} Newest first; filters narrow it." if many else description,
+        f"{description} Newest first." if many else description,
         path,
         returns,
         backend=SERVICE,
@@ -92,12 +93,27 @@ def check_envelope(arguments: dict[str, Any]) -> None:
         )
 
 
+_TEXT = {"type": "string"}
+ENVELOPE_FIELDS: dict[str, Any] = {
+    "schema": {"type": "string", "enum": [INTEL_SCHEMA_TAG]},
+    "id": _TEXT,
+    "issued_at": _TEXT,
+    "expires_at": nullable(_TEXT),
+    "source": _TEXT,
+    "kind": _TEXT,
+    "body": {"type": "object", "additionalProperties": True},
+    "sig": _TEXT,
+}
+"""What the envelope parameter declares: its fields, so that no converter takes it for an empty
+object; `body` is the one open object, and says so (pydantic-ai closes an object that does not).
+The service checks the rest (formats, the signature)."""
+
 SUBMIT_INTEL = ToolSpec(
     name="submit_intel",
     title="Submit signed intel",
     description=(
-        "Forward one pre-signed svc.intel.v1 envelope to the intel inbox (the only write; it "
-        "cannot sign). A repeat answers duplicate=true; another envelope with its id, conflict."
+        "Forward one pre-signed svc.intel.v1 envelope to the intel inbox (the only write). "
+        "A repeat answers duplicate=true; another envelope with its id, conflict."
     ),
     method="POST",
     path="/api/v1/intel",
@@ -105,8 +121,14 @@ SUBMIT_INTEL = ToolSpec(
         Param(
             "envelope",
             "object",
-            "The signed envelope: {schema, id, issued_at, expires_at?, source, kind, body, sig}.",
+            # Said for converters that turn any object into a plain dict (llama-index).
+            "{schema, id, issued_at, expires_at?, source, kind, body, sig}",
             required=True,
+            shape={
+                "properties": ENVELOPE_FIELDS,
+                "required": [name for name in ENVELOPE_FIELDS if name != "expires_at"],
+                "additionalProperties": False,
+            },
         ),
     ),
     returns=lambda: models.IntelReceipt,
@@ -140,8 +162,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
     _read(
         "get_orders",
         "Orders",
-        "List the daemon's orders (read-only: none can be placed or cancelled here); "
-        "status=open gives the working ones.",
+        "List the daemon's orders (none can be placed or cancelled here).",
         "/api/v1/orders",
         lambda: models.Order,
         (
@@ -210,8 +231,8 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
     _read(
         "get_auth_status",
         "Auth status",
-        "Get whether the data service requires auth and whether the configured token passes. "
-        "Use it to diagnose a 401.",
+        "Get whether the data service requires auth and the configured token passes "
+        "(diagnoses a 401).",
         "/api/v1/auth/status",
         lambda: models.AuthStatus,
         many=False,

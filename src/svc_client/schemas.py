@@ -3,10 +3,12 @@
 A list payload is published as `{"result": [...], "next_cursor"?: "..."}`, the shape
 `ToolResult.structured` returns; an object payload as the record's own schema. Every tool list
 pays for these schemas in an agent's context, so they say only the shape: field names and types
-(nullable ones as `type: [X, "null"]`) and enums, with references inlined; no generated
-titles, no descriptions (the tool's description and docs/ say what fields mean), no `required`
-lists (nullable types already say what may be missing, and `fields` may cut a record down), and
-no `additionalProperties: true` (the default).
+(nullable ones as an `anyOf` with a `null` branch: a `type` array is not portable to
+single-`type` dialects such as Gemini's OpenAPI subset) and enums, with references inlined; no
+generated titles, no descriptions (the tool's description and docs/ say what fields mean), no
+`required` lists (nullable types already say what may be missing, and `fields` may cut a record
+down), no `additionalProperties: true` (the default), and no `type` below the root where other
+keywords already say it (an enum's values, an object's properties, an array's items).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ def output_schema(spec: ToolSpec) -> dict[str, Any]:
     generated = payload_type(spec).json_schema(by_alias=True)
     schema: dict[str, Any] = compact(generated, generated.get("$defs", {}))
     if not spec.many:
-        return schema
+        return {"type": "object", **schema}
     return {
         "type": "object",
         "properties": {"result": schema, "next_cursor": {"type": "string"}},
@@ -44,32 +46,23 @@ def compact(schema: Any, definitions: dict[str, Any]) -> Any:
     for key, value in schema.items():
         if key in _DROPPED or (key == "additionalProperties" and value is True):
             continue
+        if key == "type" and _implied(schema):
+            continue
         if key == "properties":
             result[key] = {name: compact(field, definitions) for name, field in value.items()}
         else:
             result[key] = compact(value, definitions)
-    return _nullable(result)
+    return result
 
 
-def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    """`{"anyOf": [{"type": X, ...}, {"type": "null"}]}` as `{"type": [X, "null"], ...}`, and a
-    union of plain types `{"anyOf": [{"type": X}, {"type": Y}]}` as `{"type": [X, Y]}`."""
-    options = schema.get("anyOf")
-    if not isinstance(options, list):
-        return schema
-    if all(
-        isinstance(o, dict) and list(o) == ["type"] and isinstance(o["type"], str) for o in options
-    ):
-        return {**_without(schema, "anyOf"), "type": [option["type"] for option in options]}
-    if not (len(options) == 2 and {"type": "null"} in options):
-        return schema
-    (other,) = [option for option in options if option != {"type": "null"}]
-    if not isinstance(other.get("type"), str):
-        return schema
-    merged = {**_without(schema, "anyOf"), **other, "type": [other["type"], "null"]}
-    if "enum" in merged:
-        merged["enum"] = [*merged["enum"], None]
-    return merged
+def _implied(schema: dict[str, Any]) -> bool:
+    """Whether the schema's other keywords already say its `type` to a reader: an enum's
+    values, an object's `properties`, an array's `items` (the root's `type` is kept)."""
+    return (
+        "enum" in schema
+        or (schema.get("type") == "object" and "properties" in schema)
+        or (schema.get("type") == "array" and "items" in schema)
+    )
 
 
 def _without(schema: dict[str, Any], key: str) -> dict[str, Any]:

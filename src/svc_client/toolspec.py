@@ -18,7 +18,7 @@ import importlib
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from svc_client.errors import InvalidArgument
@@ -36,6 +36,12 @@ MAX_TEXT_CHARS = 1024
 _WHOLE_NUMBER = re.compile(r"-?[0-9]{1,18}")
 
 
+def nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` or `null`, spelled so that every common agent framework keeps it optional
+    (see `Param.json_schema`)."""
+    return {"anyOf": [schema, {"type": "null"}], "nullable": True}
+
+
 @dataclass(frozen=True)
 class Param:
     """One parameter of a tool; `None` (not given) means the server's default."""
@@ -49,14 +55,32 @@ class Param:
     required: bool = False
     default: int | None = None
     """What an MCP call uses when the argument is left out (the CLI leaves it to the server)."""
+    shape: Mapping[str, Any] | None = field(default=None, compare=False)
+    """More of an object parameter's JSON schema: its declared fields."""
+    cli_help: str = ""
+    """The CLI's help where the description leaves to another parameter what it needs to say
+    (the tool list pays for every word of a description, the CLI's help does not)."""
+
+    @property
+    def blank_is_absent(self) -> bool:
+        """A free text (a filter or the cursor) or a list (`fields`) sent blank is not given."""
+        return self.json_type in ("string", "array") and not self.choices
+
+    @property
+    def neutral(self) -> bool:
+        """Whether a model can send a value that changes nothing once a strict converter makes
+        the parameter required: a blank text or list, or a page size (`limit` has a default)."""
+        return self.blank_is_absent or self.default is not None
 
     @property
     def help(self) -> str:
-        """The CLI's help text: the description, or what the schema allows."""
-        if self.description:
-            return self.description
+        """The CLI's help text: its own, the description, or what the schema allows."""
+        if self.cli_help or self.description:
+            return self.cli_help or self.description
         if self.name == "cursor":
             return "next_cursor of the previous page"
+        if self.json_type == "array":
+            return "only these fields of each record"
         if self.maximum is not None:
             return f"from {self.minimum} to {self.maximum}"
         return f"only records with this {self.name}"
@@ -74,20 +98,40 @@ class Param:
         return "--file" if self.json_type == "object" else "--" + self.name.replace("_", "-")
 
     def json_schema(self) -> dict[str, Any]:
-        schema: dict[str, Any] = {"type": self.json_type}
-        if self.description:
-            schema["description"] = self.description
+        """The parameter as agent frameworks read it; docs/decisions.md says why this spelling.
+
+        An optional parameter is `nullable`, the only mark that keeps smolagents from making it
+        required. Strict converters (OpenAI's, LangChain's) make every parameter required: one
+        that is `neutral` then still gets a value that changes nothing, any other (a choice)
+        also admits `null` as an `anyOf` branch, the spelling that survives them and Gemini's
+        OpenAPI subset. The allowed values are said in the description as well as the `enum`,
+        which some converters drop; a range only there (converters drop range keywords, and
+        every list tool would pay for them in an agent's context)."""
+        value: dict[str, Any] = {"type": self.json_type, **(self.shape or {})}
         if self.json_type == "array":
-            schema["items"] = {"type": "string"}
+            value["items"] = {"type": "string"}
         if self.choices:
-            schema["enum"] = list(self.choices)
-        if self.minimum is not None:
-            schema["minimum"] = self.minimum
-        if self.maximum is not None:
-            schema["maximum"] = self.maximum
-        if self.default is not None:
-            schema["default"] = self.default
+            value["enum"] = list(self.choices)
+        if self.required:
+            schema = value
+        elif self.neutral:
+            schema = {**value, "nullable": True}
+        else:
+            schema = nullable(value)
+        if description := self.model_description:
+            schema["description"] = description
         return schema
+
+    @property
+    def model_description(self) -> str:
+        """The description, then the allowed values and range. Not the default: a page size,
+        and every answer says when more records remain."""
+        said = [self.description] if self.description else []
+        if self.choices:
+            said.append(f"{', '.join(self.choices[:-1])} or {self.choices[-1]}.")
+        if self.maximum is not None:
+            said.append(f"{self.minimum}-{self.maximum}.")
+        return " ".join(said)
 
     def check(self, value: object) -> object:
         """`value` as sent by a client, checked against the schema; `InvalidArgument` says
@@ -176,7 +220,7 @@ AGENT_PAGE = 20
 """The records an MCP call returns when `limit` is left out: small enough for an agent's context
 (each default result stays under 8,000 characters); the CLI keeps the server's default of 100."""
 CURSOR = Param("cursor", "string", "")
-FIELDS = Param("fields", "array", "Only these fields of each record.")
+FIELDS = Param("fields", "array", "")
 
 
 def paging(agent_page: int) -> tuple[Param, Param]:
@@ -231,10 +275,15 @@ class ToolSpec:
         return self.returns()
 
     def input_schema(self) -> dict[str, Any]:
+        """A tool without parameters says it takes none (`properties` stays: smolagents' MCP
+        adapter needs it); one with parameters lists them, and `check_arguments` refuses any
+        other by name. Strict converters add `additionalProperties: false` themselves, so it is
+        not paid for in every agent's context."""
+        if not self.params:
+            return {"type": "object", "properties": {}, "additionalProperties": False}
         schema: dict[str, Any] = {
             "type": "object",
             "properties": {param.name: param.json_schema() for param in self.params},
-            "additionalProperties": False,
         }
         required = [param.name for param in self.params if param.required]
         if required:
@@ -242,8 +291,9 @@ class ToolSpec:
         return schema
 
     def check_arguments(self, arguments: Mapping[str, object]) -> dict[str, object]:
-        """The given arguments (`None` is not given), each checked by its `Param`; unknown or
-        missing ones are an `InvalidArgument` too. Runs before anything is sent."""
+        """The given arguments, each checked by its `Param`; `None`, and a blank text or list,
+        is not given. Unknown or missing ones are an `InvalidArgument` too. Runs before
+        anything is sent."""
         known = {param.name: param for param in self.params}
         unknown = sorted(name for name in arguments if name not in known)
         if unknown:
@@ -253,7 +303,9 @@ class ToolSpec:
                 hint=unknown[0],
             )
         checked = {
-            name: known[name].check(value) for name, value in arguments.items() if value is not None
+            name: known[name].check(value)
+            for name, value in arguments.items()
+            if value is not None and not (value in ("", []) and known[name].blank_is_absent)
         }
         missing = [
             param.name for param in self.params if param.required and param.name not in checked

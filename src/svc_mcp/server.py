@@ -32,7 +32,7 @@ from mcp.types import (
 
 from svc_client.calls import call_tool
 from svc_client.client import new_http_client
-from svc_client.errors import CallError
+from svc_client.errors import CallError, NotFound
 from svc_client.schemas import output_schema
 from svc_client.toolspec import ToolSpec
 
@@ -78,7 +78,8 @@ def build_server(specs: Sequence[ToolSpec], http: httpx.AsyncClient) -> Server[A
     async def call(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
         row = rows.get(params.name)
         if row is None:
-            return _failure(f"Unknown tool: {params.name}")
+            # Like every other failure, with a kind; the name is the caller's, not echoed.
+            return _error_result(NotFound("no tool of that name here; tools/list names them"))
         spec, defaults = row
         given = {
             name: value for name, value in (params.arguments or {}).items() if value is not None
@@ -131,14 +132,18 @@ async def _run(
     try:
         result = await call_tool(spec, arguments, http)
     except CallError as error:
-        return CallToolResult(
-            content=[TextContent(type="text", text=f"{error.kind}: {error}")],
-            structured_content=error.as_dict(),
-            is_error=True,
-        )
+        return _error_result(error)
     return CallToolResult(
         content=[TextContent(type="text", text=result.text(spec.name))],
         structured_content=result.structured(),
+    )
+
+
+def _error_result(error: CallError) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"{error.kind}: {error}")],
+        structured_content=error.as_dict(),
+        is_error=True,
     )
 
 

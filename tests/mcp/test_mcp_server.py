@@ -56,4 +56,7 @@ def test_a_bug_is_a_tool_error_without_its_text(
 
 
 def test_an_unknown_tool_is_a_tool_error() -> None:
-    assert anyio.run(call, "no_such_tool", {}) == (True, "Unknown tool: no_such_tool")
+    assert anyio.run(call, "no_such_tool", {}) == (
+        True,
+        "not_found: no tool of that name here; tools/list names them",
+    )

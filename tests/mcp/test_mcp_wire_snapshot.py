@@ -162,4 +162,5 @@ def test_the_snapshot_covers_results_and_errors(recorded: dict[str, Any]) -> Non
     assert not calls[0].get("isError")
     kinds = {call.get("structuredContent", {}).get("kind") for call in calls}
     assert {"invalid_argument", "forbidden", "misconfigured"} <= kinds
-    assert calls[-1]["content"][0]["text"] == "Unknown tool: no_such_tool"
+    assert calls[-1]["structuredContent"]["kind"] == "not_found"
+    assert "no_such_tool" not in calls[-1]["content"][0]["text"]
