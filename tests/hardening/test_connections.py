@@ -154,3 +154,21 @@ def test_the_soft_file_limit_is_raised_to_the_hard_one(server: tuple[Server, str
     soft, hard = line.split()[3:5]
     assert soft == hard
     assert int(soft) > LOWERED_SOFT_FILES or soft == "unlimited"
+
+
+@pytest.mark.parametrize("header", ["Host", "Authorization"])
+def test_a_repeated_host_or_authorization_is_refused(
+    server: tuple[Server, str], header: str
+) -> None:
+    """Which of two would count is a guess the next hop may make the other way."""
+    started, ready = server
+    lines = [f"GET {ready} HTTP/1.1", "Host: 127.0.0.1", "Connection: close"]
+    lines += [f"{header}: {value}" for value in ("Bearer first-0123456789", "Bearer second-987")]
+    if header == "Host":
+        lines[-2:] = ["Host: evil.example"]
+    with connect(started, "127.0.0.31") as sock:
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        closed, answer = closed_by_server(sock, within=5)
+    assert closed
+    assert answer.startswith(b"HTTP/1.1 400 ")
+    assert f"the {header} header is repeated".encode() in answer
