@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
+import math
 import os
 import resource
 from collections.abc import Mapping
@@ -33,6 +34,7 @@ FILE_RESERVE = 128
 """Descriptors kept free below the file limit for everything that is not a client connection
 (listening sockets, the database, log files, outgoing connections to backends)."""
 UNIQUE_HEADERS = (b"host", b"authorization")
+REFUSAL_LOG_SECONDS = 60.0
 
 HEAD_TIMEOUT_VARIABLE = "SVC_HTTP_HEAD_TIMEOUT"
 MAX_CONNECTIONS_VARIABLE = "SVC_HTTP_MAX_CONNECTIONS"
@@ -165,6 +167,9 @@ class BoundedHttpTools(HttpToolsProtocol):
     limits = ConnectionLimits()
     error_body = staticmethod(error_body)
     head_too_large = f"request head exceeds {MAX_HEAD_BYTES} bytes"
+    # Refused connections, logged at most once per REFUSAL_LOG_SECONDS whatever a flood sends.
+    _refused_since_log = 0
+    _refusal_logged_at = -math.inf
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -176,7 +181,7 @@ class BoundedHttpTools(HttpToolsProtocol):
         super().connection_made(transport)
         refusal = self._over_connection_limit()
         if refusal is not None:
-            self.logger.warning("refused a connection: %s", refusal)
+            self._log_refusal(refusal)
             self._answer_and_close(503, "Service Unavailable", "too_many_connections", refusal)
             return
         self._start_head_timer()
@@ -193,6 +198,19 @@ class BoundedHttpTools(HttpToolsProtocol):
         if same > self.limits.max_per_address:
             return "this address has as many connections open as it may; close some first"
         return None
+
+    def _log_refusal(self, reason: str) -> None:
+        counts = type(self)
+        counts._refused_since_log += 1
+        now = self.loop.time()
+        if now - counts._refusal_logged_at >= REFUSAL_LOG_SECONDS:
+            self.logger.warning(
+                "refused %d connection(s) since the last such line; the latest: %s",
+                counts._refused_since_log,
+                reason,
+            )
+            counts._refused_since_log = 0
+            counts._refusal_logged_at = now
 
     def _answer_and_close(self, status: int, reason: str, code: str, message: str) -> None:
         self.transport.write(raw_response(status, reason, self.error_body(code, message)))

@@ -138,6 +138,8 @@ def test_one_address_cannot_hold_every_connection(server: tuple[Server, str]) ->
         for sock in held:
             sock.close()
     wait_for(lambda: _served(started, ready, "127.0.0.25"), timeout=10)
+    # A flood of refused connections is not a flood of log lines: one line a minute at most.
+    assert started.log().count("connection(s) since the last such line") == 1
 
 
 def _served(server: Server, path: str, source: str) -> bool:
