@@ -1,6 +1,7 @@
-"""Every server and the signer refuse, at start, a secret anyone could guess (one character
-repeated, or one short pattern repeated) and say the command that makes a good one; the secrets
-the demo and the tests use still pass, and no refusal quotes the secret."""
+"""What stops a start, in one line: every server and the signer refuse a secret anyone could guess
+(one character repeated, or one short pattern repeated) and say the command that makes a good one
+(the secrets the demo and the tests use still pass, and no refusal quotes the secret); a bad
+connection limit, proxy list or Host list names its variable."""
 
 from __future__ import annotations
 
@@ -84,3 +85,28 @@ def test_the_secrets_the_demo_and_the_tests_make_pass() -> None:
     ]
     assert [value for value in made if guessable(value)] == []
     assert guessable(SERVICE_TOKEN) is None
+
+
+def test_bad_network_settings_stop_the_start_with_one_line(demo_db: Path, portal_dir: Path) -> None:
+    port = str(free_port())
+    service = [SVC_STUB, "service", "--db", str(demo_db), "--port", port]
+    portal = [SVC_STUB, "portal", "--data", str(portal_dir), "--port", port]
+    gateway = [SVC_MCP, "--http", "--no-auth", "--port", port]
+    cases = {
+        "SVC_HTTP_HEAD_TIMEOUT": [
+            (command, {"SVC_HTTP_HEAD_TIMEOUT": "30"}) for command in (service, portal, gateway)
+        ],
+        "SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS": [
+            (service, {"SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS": "many"})
+        ],
+        "SERVICE_TRUSTED_PROXY_ADDRESSES": [
+            (service, {"SERVICE_TRUST_PROXY": "1", "SERVICE_TRUSTED_PROXY_ADDRESSES": "proxy.lan"})
+        ],
+        "PORTAL_ALLOWED_HOSTS": [(portal, {"PORTAL_ALLOWED_HOSTS": "https://portal.example/"})],
+    }
+    for variable, commands in cases.items():
+        for done in run_commands(commands):
+            assert done.returncode == 2, (variable, done.stderr)
+            assert variable in done.stderr, (variable, done.stderr)
+            assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+            assert "Traceback" not in done.stderr
