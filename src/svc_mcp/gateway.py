@@ -129,9 +129,9 @@ def _kept_token() -> GatewayAuth:
     kept = "made now" if created else "kept"
     return GatewayAuth(
         token,
-        f"every request needs the gateway token {kept} in {path} (mode 0600; unset "
-        f"{GATEWAY_TOKEN_VARIABLE} is why); `svc-mcp install --http URL` and `svc-mcp doctor` "
-        f'read it there; another client: export {GATEWAY_TOKEN_VARIABLE}="$(cat {path})"',
+        f"{GATEWAY_TOKEN_VARIABLE} is unset, so every request needs the token {kept} in {path} "
+        "(mode 0600); `svc-mcp install --http URL` and `svc-mcp doctor` read it there; another "
+        f'client: export {GATEWAY_TOKEN_VARIABLE}="$(cat {path})"',
     )
 
 
