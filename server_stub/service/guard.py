@@ -236,6 +236,10 @@ class SenderLimit:
         # address -> time of its first refusal in the current window.
         self._refusing: OrderedDict[str, float] = OrderedDict()
 
+    @property
+    def tracked(self) -> int:
+        return len(self._admitted)
+
     def admit(self, address: str) -> LoginRefused | None:
         now = self._clock()
         while self._refusing and now - next(iter(self._refusing.values())) >= self._window:
@@ -248,6 +252,8 @@ class SenderLimit:
             retry_after = whole_seconds_until(times[0] + self._window, now)
             if address not in self._refusing:
                 self._refusing[address] = now
+                if len(self._refusing) > self._max_tracked:
+                    self._refusing.popitem(last=False)
                 self.log.event(
                     "options_limit",
                     address,

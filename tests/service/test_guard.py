@@ -14,6 +14,7 @@ from server_stub.service.guard import (
     BruteForceGuard,
     LoginFloodLimit,
     LoginRefused,
+    SenderLimit,
 )
 from tests.service.conftest import (
     BEARER,
@@ -424,3 +425,16 @@ def test_with_the_default_limits_one_address_adds_few_lines_per_window(
     # Every lockout, and per 15-minute window one failure line, one summary and one unlock.
     assert len(lines) <= lockouts * 4
     assert len(lines) < 10_000 // 2
+
+
+def test_the_options_allowance_is_each_senders_own_and_its_memory_bounded() -> None:
+    clock = FakeClock()
+    limit = SenderLimit(clock, per_address=2, window_seconds=60, max_tracked=3)
+    assert [limit.admit("10.0.0.1") for _ in range(2)] == [None, None]
+    assert limit.admit("10.0.0.1") == LoginRefused(60, by_address=True)
+    assert limit.admit("10.0.0.2") is None  # another sender is not affected
+    for index in range(10):
+        limit.admit(f"10.0.1.{index}")
+    assert limit.tracked == 3
+    clock.advance(60)
+    assert limit.admit("10.0.0.1") is None
