@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from service_tools.tools import INTEL_MAX_BYTES
@@ -169,6 +170,8 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
         path=options.path or defaults.path,
         allow_remote=options.allow_remote,
         allowed_hosts=tuple(options.allowed_host),
+        no_auth=options.no_auth,
+        uds=options.uds,
     )
     try:
         with asyncio.Runner(loop_factory=_fast_loop()) as runner:
@@ -216,6 +219,17 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="another Host name clients may use (repeatable)",
     )
+    http.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="serve without the gateway token (loopback or --uds only; every local user may call)",
+    )
+    http.add_argument(
+        "--uds",
+        type=Path,
+        metavar="PATH",
+        help="serve on this Unix socket, mode 0600 (ssh -L 8765:PATH host reaches it)",
+    )
     commands = parser.add_subparsers(dest="command", metavar="<command>")
     listing = commands.add_parser("tools", help="list the tools (JSON unless on a terminal)")
     listing.add_argument("--json", action="store_true", help="print JSON even on a terminal")
@@ -242,8 +256,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def _check_serving_options(parser: argparse.ArgumentParser, options: argparse.Namespace) -> None:
     given = any(value is not None for value in (options.host, options.port, options.path))
-    if not options.http and (given or options.allow_remote or options.allowed_host):
-        parser.error("--host, --port, --path, --allow-remote and --allowed-host need --http")
+    serving = (options.allow_remote, options.allowed_host, options.no_auth, options.uds)
+    if not options.http and (given or any(serving)):
+        parser.error(
+            "--host, --port, --path, --allow-remote, --allowed-host, --no-auth and --uds need "
+            "--http"
+        )
     if options.http and options.command is not None:
         parser.error("--http serves MCP and takes no command")
 

@@ -33,15 +33,17 @@ def stdio_policy() -> Policy:
     return Policy(process="svc-mcp", connect_ports=backend_ports())
 
 
-def gateway_policy(port: int) -> Policy:
-    return Policy(process="svc-mcp --http", connect_ports=backend_ports(), bind_ports=(port,))
+def gateway_policy(port: int | None) -> Policy:
+    """`port` None: the gateway serves on a Unix socket it already bound, and binds no port."""
+    binds = () if port is None else (port,)
+    return Policy(process="svc-mcp --http", connect_ports=backend_ports(), bind_ports=binds)
 
 
 def confine_stdio_server() -> None:
     confine(stdio_policy(), SETTING)
 
 
-def confine_gateway(port: int) -> None:
+def confine_gateway(port: int | None) -> None:
     confine(gateway_policy(port), SETTING)
 
 

@@ -40,6 +40,7 @@ CLEARED = (
     "UV_INDEX_URL",
     "PIP_INDEX_URL",
     "XDG_CONFIG_HOME",
+    "XDG_STATE_HOME",
     "APPDATA",
     "CODEX_HOME",
 )

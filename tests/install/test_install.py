@@ -730,7 +730,7 @@ def test_a_plain_gateway_token_is_asked_for_named_and_kept_private(
     url = "http://127.0.0.1:8765/mcp"
     unset = run_cli("install", "--client", client, "--http", url, "--http-token", "plain")
     assert unset.returncode == 2
-    assert "--http-token plain writes SVC_MCP_GATEWAY_TOKEN: set it first" in unset.stderr
+    assert "--http-token plain writes SVC_MCP_GATEWAY_TOKEN: set it, or start the" in unset.stderr
     token = "gateway-secret-0123456789abcdef0123456789"
     result = run_cli(
         "install",
@@ -755,6 +755,26 @@ def test_a_plain_gateway_token_is_asked_for_named_and_kept_private(
     assert bare.returncode == 0, bare.stderr
     assert "headers" not in servers_of(client, path)["svc"]
     assert "http_headers" not in servers_of(client, path)["svc"]
+
+
+def test_a_plain_gateway_token_comes_from_the_gateways_kept_file(
+    fake_home: Home, run_cli: RunCli
+) -> None:
+    kept = fake_home.home / ".local" / "state" / "svc-mcp" / "gateway-token"
+    kept.parent.mkdir(parents=True)
+    token = "kept-gateway-token-0123456789abcdefghijklmnop"
+    kept.write_text(token + "\n")
+    kept.chmod(0o600)
+    url = "http://127.0.0.1:8765/mcp"
+    result = run_cli("install", "--client", "cursor", "--http", url, "--http-token", "plain")
+    assert result.returncode == 0, result.stderr
+    assert token not in result.stderr + result.stdout
+    entry = servers_of("cursor", fake_home.user_file("cursor"))["svc"]
+    assert entry["headers"] == {"Authorization": f"Bearer {token}"}
+    kept.chmod(0o644)  # readable by others: not used, and the install says what to set
+    refused = run_cli("install", "--client", "cursor", "--http", url, "--http-token", "plain")
+    assert refused.returncode == 2
+    assert token not in refused.stderr + refused.stdout
 
 
 def test_gemini_installs_say_to_trust_the_folder(fake_home: Home, run_cli: RunCli) -> None:

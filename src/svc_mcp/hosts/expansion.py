@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from svc_client.backends import backend_variables
+from svc_client.gateway_token import client_gateway_token
 from svc_client.settings import GATEWAY_TOKEN_VARIABLE
 from svc_mcp.hosts.entries import PROMPT_ID
 from svc_mcp.hosts.table import Host
@@ -39,8 +40,10 @@ def _expand(host: Host, value: str, environ: Mapping[str, str], left_out: list[s
             return match.group(0)
         if match["input"] is not None:
             if host.prompt_reference and match["input"] == PROMPT_ID:
-                return environ.get(GATEWAY_TOKEN_VARIABLE, "")
-        elif (name := match["braced"] or match["bare"]) in OWN_VARIABLES:
+                return client_gateway_token(environ) or ""
+        elif (name := match["braced"] or match["bare"]) == GATEWAY_TOKEN_VARIABLE:
+            return client_gateway_token(environ) or ""
+        elif name in OWN_VARIABLES:
             return environ.get(name, "")
         foreign.append(match.group(0))
         return ""
