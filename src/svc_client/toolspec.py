@@ -103,7 +103,7 @@ class Param:
         An optional parameter is `nullable`, the only mark that keeps smolagents from making it
         required. Strict converters (OpenAI's, LangChain's) make every parameter required: one
         that is `neutral` then still gets a value that changes nothing, any other (a choice)
-        also admits `null` as an `anyOf` branch, the spelling that survives them and Gemini's
+        also admits `null` as an `anyOf` branch, the spelling that survives them and Google's
         OpenAPI subset. The allowed values are said in the description as well as the `enum`,
         which some converters drop; a range only there (converters drop range keywords, and
         every list tool would pay for them in an agent's context)."""
