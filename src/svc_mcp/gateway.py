@@ -275,33 +275,34 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
         http_protocol = bounded_protocol(BoundedHttpTools, serving_limits())
     except ValueError as exc:
         raise GatewayRefused(str(exc)) from None
-    async with new_http_client() as http:
-        # Stateless with JSON answers: no session lives in this process, so any number of
-        # instances with the same token can sit behind any load balancer (README "Scale out").
-        app: ASGIApp = build_server(specs, http).streamable_http_app(
-            streamable_http_path=options.path,
-            transport_security=transport_security(options),
-            host=options.host,
-            stateless_http=True,
-            json_response=True,
-        )
-        app = StrictHostAndOrigin(NoStandaloneStream(app, options.path))
-        if auth.token is not None:
-            app = BearerGate(app, auth.token)
-        config = uvicorn.Config(
-            app,
-            host=options.host,
-            port=options.port,
-            proxy_headers=False,
-            server_header=False,
-            log_level="warning",
-            timeout_graceful_shutdown=5,
-            # httptools, bounded; the event loop is the one the caller runs this coroutine in.
-            http=http_protocol,
-        )
-        with _listening(options) as sockets:
-            # After the Unix socket exists, before uvicorn binds a port (the one bind allowed).
-            confine_gateway(None if options.uds is not None else options.port)
+    with _listening(options) as sockets:
+        # Before any thread starts (Landlock confines the calling thread's descendants only) and
+        # after the Unix socket exists; uvicorn then binds the one port the policy allows.
+        confine_gateway(None if options.uds is not None else options.port)
+        async with new_http_client() as http:
+            # Stateless with JSON answers: no session lives in this process, so any number of
+            # instances with the same token can sit behind any load balancer (README "Scale out").
+            app: ASGIApp = build_server(specs, http).streamable_http_app(
+                streamable_http_path=options.path,
+                transport_security=transport_security(options),
+                host=options.host,
+                stateless_http=True,
+                json_response=True,
+            )
+            app = StrictHostAndOrigin(NoStandaloneStream(app, options.path))
+            if auth.token is not None:
+                app = BearerGate(app, auth.token)
+            config = uvicorn.Config(
+                app,
+                host=options.host,
+                port=options.port,
+                proxy_headers=False,
+                server_header=False,
+                log_level="warning",
+                timeout_graceful_shutdown=5,
+                # httptools, bounded; the event loop is the one the caller runs this coroutine in.
+                http=http_protocol,
+            )
             where = (
                 f"the Unix socket {options.uds} (mode 0600)"
                 if options.uds is not None
