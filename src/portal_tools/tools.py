@@ -24,6 +24,7 @@ def _portal_tool(
     access: str,
     many: bool = True,
     selectable: bool = False,
+    view: str | None = None,
 ) -> ToolSpec:
     return read_tool(
         name,
@@ -36,6 +37,7 @@ def _portal_tool(
         many=many,
         selectable=selectable,
         cli=cli,
+        view=view,
     )
 
 
@@ -49,6 +51,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "CatalogEntry",
         cli=("catalog", "list"),
         access=ANYONE,
+        view="catalog",
     ),
     _portal_tool(
         "portal_mcp",
@@ -58,6 +61,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "McpEntry",
         cli=("mcp", "list"),
         access=ANYONE,
+        view="catalog",
     ),
     _portal_tool(
         "portal_web",
@@ -67,6 +71,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "WebEntry",
         cli=("web", "list"),
         access=ANYONE,
+        view="catalog",
     ),
     _portal_tool(
         "portal_cli",
@@ -76,6 +81,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "CliEntry",
         cli=("cli", "list"),
         access=ANYONE,
+        view="catalog",
     ),
     _portal_tool(
         "portal_page",

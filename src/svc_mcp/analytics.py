@@ -37,6 +37,7 @@ def _read(
     many: bool = True,
     selectable: bool = False,
     agent_page: int = AGENT_PAGE,
+    view: str | None = None,
 ) -> ToolSpec:
     return read_tool(
         name,
@@ -50,6 +51,7 @@ def _read(
         many=many,
         selectable=selectable,
         agent_page=agent_page,
+        view=view,
     )
 
 
@@ -105,6 +107,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
         "/api/v1/system",
         "SystemState",
         many=False,
+        view="status",
     ),
     _read(
         "get_positions",
@@ -113,6 +116,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
         "/api/v1/positions",
         "Position",
         (SYMBOL,),
+        view="positions",
     ),
     _read(
         "get_orders",
@@ -152,6 +156,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
         "/api/v1/pnl",
         "DailyPnl",
         (SINCE, UNTIL),
+        view="pnl",
     ),
     _read(
         "get_risk",
@@ -160,6 +165,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
         "/api/v1/risk",
         "RiskLimit",
         (SYMBOL,),
+        view="positions",
     ),
     _read(
         "get_intel",
@@ -192,6 +198,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
         "/api/v1/auth/status",
         "AuthStatus",
         many=False,
+        view="status",
     ),
     _read(
         "get_health",
