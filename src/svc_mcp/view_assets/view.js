@@ -251,12 +251,6 @@ $("more").addEventListener("click", () =>
 );
 $("refresh").addEventListener("click", () => busy($("refresh"), async () => show(await fetchPage(null))));
 
-// Tell the host how tall the view is, so it needs no scrollbar of its own.
-new ResizeObserver(() => {
-  const { scrollWidth: width, scrollHeight: height } = document.documentElement;
-  window.parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/size-changed", params: { width, height } }, "*");
-}).observe(document.body);
-
 const initialized = await request("ui/initialize", {
   protocolVersion: APPS_PROTOCOL,
   appInfo: { name: `svc-mcp ${VIEW} view`, version: "1" },
@@ -264,3 +258,9 @@ const initialized = await request("ui/initialize", {
 });
 applyContext(initialized?.hostContext);
 post({ method: "ui/notifications/initialized", params: {} });
+
+// Tell the host how big the view is, so it needs no scrollbar of its own.
+new ResizeObserver(() => {
+  const { scrollWidth: width, scrollHeight: height } = document.documentElement;
+  post({ method: "ui/notifications/size-changed", params: { width, height } });
+}).observe(document.body);
