@@ -100,7 +100,8 @@ function time(text) {
   const date = new Date(text);
   if (Number.isNaN(date.getTime())) return String(text);
   return date.toLocaleString(state.locale, {
-    timeZone: state.timeZone, dateStyle: "medium", timeStyle: "short", timeZoneName: "short",
+    timeZone: state.timeZone, year: "numeric", month: "short", day: "numeric",
+    hour: "2-digit", minute: "2-digit", timeZoneName: "short",
   });
 }
 
@@ -193,9 +194,15 @@ function render() {
   document.body.dataset.rendered = String(Array.isArray(state.rows) ? state.rows.length : 1);
 }
 
+function units() {
+  const zone = state.timeZone || Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const money = VIEW === "catalog" ? "" : `Amounts in ${state.currency || "the account's base currency"}; `;
+  return `${money}times in ${zone}.`;
+}
+
 function renderTable(parent, rows) {
   const table = parent.appendChild(document.createElement("table"));
-  table.createCaption().textContent = rows.length ? `${label(TOOL.replace(/^(get|portal)_/, ""))}` : "No records.";
+  table.createCaption().textContent = rows.length ? units() : "No records.";
   if (!rows.length) return;
   const fields = [...new Set(rows.flatMap((row) => Object.keys(row)))].filter((field) => field !== "unit");
   const head = table.createTHead().insertRow();
