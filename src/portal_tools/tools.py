@@ -24,7 +24,6 @@ def _portal_tool(
     access: str,
     many: bool = True,
     selectable: bool = False,
-    view: str | None = None,
 ) -> ToolSpec:
     return read_tool(
         name,
@@ -37,7 +36,6 @@ def _portal_tool(
         many=many,
         selectable=selectable,
         cli=cli,
-        view=view,
     )
 
 
@@ -51,7 +49,6 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "CatalogEntry",
         cli=("catalog", "list"),
         access=ANYONE,
-        view="catalog",
     ),
     _portal_tool(
         "portal_mcp",
@@ -61,7 +58,6 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "McpEntry",
         cli=("mcp", "list"),
         access=ANYONE,
-        view="catalog",
     ),
     _portal_tool(
         "portal_web",
@@ -71,7 +67,6 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "WebEntry",
         cli=("web", "list"),
         access=ANYONE,
-        view="catalog",
     ),
     _portal_tool(
         "portal_cli",
@@ -81,7 +76,6 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
         "CliEntry",
         cli=("cli", "list"),
         access=ANYONE,
-        view="catalog",
     ),
     _portal_tool(
         "portal_page",

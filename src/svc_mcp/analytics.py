@@ -107,7 +107,6 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
         "/api/v1/system",
         "SystemState",
         many=False,
-        view="status",
     ),
     _read(
         "get_positions",
@@ -116,7 +115,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
         "/api/v1/positions",
         "Position",
         (SYMBOL,),
-        view="positions",
+        view="table",
     ),
     _read(
         "get_orders",
@@ -165,7 +164,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
         "/api/v1/risk",
         "RiskLimit",
         (SYMBOL,),
-        view="positions",
+        view="table",
     ),
     _read(
         "get_intel",
@@ -198,7 +197,6 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
         "/api/v1/auth/status",
         "AuthStatus",
         many=False,
-        view="status",
     ),
     _read(
         "get_health",

@@ -20,9 +20,8 @@ from string import Template
 
 from portal_tools.toolspec import ToolSpec
 
-VIEW_KINDS = frozenset({"pnl", "positions", "status", "catalog"})
-"""What a row's `view` may name: the P&L chart and table, tables of positions and limits, the
-facts of one state, and the portal's catalog with its channels."""
+VIEW_KINDS = frozenset({"pnl", "table"})
+"""What a row's `view` may name: the P&L chart over its table, or a table of a list's records."""
 
 BUDGET_BYTES = 60_000
 """The most one view document may weigh (UTF-8), so a host loads it at once."""
@@ -45,7 +44,7 @@ class ViewDocument:
 
 
 def view_uri(tool: str) -> str:
-    return f"ui://svc-mcp/{tool}.html"
+    return f"ui://svc-mcp/{tool}"
 
 
 def view_documents(specs: Sequence[ToolSpec]) -> dict[str, ViewDocument]:
@@ -59,8 +58,8 @@ def view_documents(specs: Sequence[ToolSpec]) -> dict[str, ViewDocument]:
     for spec in specs:
         if spec.view is None:
             continue
-        if spec.view not in VIEW_KINDS or not spec.hints.read_only:
-            raise ValueError(f"{spec.name}: a view must be one of {sorted(VIEW_KINDS)} on a read")
+        if spec.view not in VIEW_KINDS or not spec.hints.read_only or not spec.many:
+            raise ValueError(f"{spec.name}: a view is one of {sorted(VIEW_KINDS)}, on a list")
         text = template.substitute(
             csp=_policy(script, style),
             title=html.escape(spec.title),

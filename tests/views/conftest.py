@@ -20,19 +20,7 @@ HERE = Path(__file__).parent
 APPS = {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
 """What a client that renders MCP Apps declares (the extension with the app MIME type)."""
 GATEWAY_TOKEN = "views-gateway-token-for-the-tests-0123"
-VIEW_TOOLS = frozenset(
-    {
-        "portal_catalog",
-        "portal_mcp",
-        "portal_web",
-        "portal_cli",
-        "get_system",
-        "get_positions",
-        "get_pnl",
-        "get_risk",
-        "get_auth_status",
-    }
-)
+VIEW_TOOLS = frozenset({"get_positions", "get_pnl", "get_risk"})
 
 
 @pytest.fixture(scope="session")

@@ -36,7 +36,7 @@ def assert_apps(report: list[Any]) -> None:
     assert set(apps) == VIEW_TOOLS
     assert len(report) > len(apps)
     for name, line in apps.items():
-        assert line["resourceUri"] == f"ui://svc-mcp/{name}.html"
+        assert line["resourceUri"] == f"ui://svc-mcp/{name}"
         assert line["resourceMimeType"] == "text/html;profile=mcp-app"
         assert line["csp"] == {"connectDomains": [], "resourceDomains": []}
         assert "resourceError" not in line

@@ -65,7 +65,7 @@ def legacy(extensions: dict[str, Any] | None) -> list[tuple[str, dict[str, Any] 
         ("tools/list", None),
         *[("tools/call", {"name": name, "arguments": args}) for name, args in CALLS],
         ("resources/list", None),
-        ("resources/read", {"uri": "ui://svc-mcp/get_pnl.html"}),
+        ("resources/read", {"uri": "ui://svc-mcp/get_pnl"}),
     ]
 
 
@@ -82,7 +82,7 @@ def modern(extensions: dict[str, Any] | None) -> list[tuple[str, dict[str, Any] 
         ("tools/list", {"_meta": meta}),
         *[("tools/call", {"name": n, "arguments": a, "_meta": meta}) for n, a in CALLS],
         ("resources/list", {"_meta": meta}),
-        ("resources/read", {"uri": "ui://svc-mcp/get_pnl.html", "_meta": meta}),
+        ("resources/read", {"uri": "ui://svc-mcp/get_pnl", "_meta": meta}),
     ]
 
 
@@ -108,7 +108,7 @@ def test_a_client_without_apps_sees_what_it_saw_and_one_with_apps_sees_the_views
 
     # The same tools, each view tool linked to its own view.
     linked = {t["name"]: t["_meta"]["ui"]["resourceUri"] for t in tools_of(apps) if "_meta" in t}
-    assert linked == {name: f"ui://svc-mcp/{name}.html" for name in VIEW_TOOLS}
+    assert linked == {name: f"ui://svc-mcp/{name}" for name in VIEW_TOOLS}
     assert [without_ui(tool) for tool in tools_of(apps)] == tools_of(plain)
 
     # Results are the same bytes whoever asks (only the request id is in the line).
@@ -151,21 +151,15 @@ def test_cache_hints_of_the_views(stubs: DemoStubs) -> None:
 
 def test_an_unknown_view_is_a_clear_invalid_params(stubs: DemoStubs) -> None:
     messages = legacy(APPS)
-    messages[-1] = ("resources/read", {"uri": "ui://svc-mcp/get_orders.html"})
+    messages[-1] = ("resources/read", {"uri": "ui://svc-mcp/get_orders"})
     error = exchange(stubs.mcp_variables(), messages)[-1]["error"]
     assert error["code"] == -32602
-    assert error["message"] == "No view at ui://svc-mcp/get_orders.html"
+    assert error["message"] == "No view at ui://svc-mcp/get_orders"
 
 
 @pytest.mark.parametrize(
     ("args", "expected"),
-    [
-        (("--toolsets", "portal"), {"portal_catalog", "portal_mcp", "portal_web", "portal_cli"}),
-        (
-            ("--toolsets", "analytics", "--read-only"),
-            VIEW_TOOLS - {"portal_catalog", "portal_mcp", "portal_web", "portal_cli"},
-        ),
-    ],
+    [(("--toolsets", "analytics", "--read-only"), VIEW_TOOLS), (("--toolsets", "portal"), set())],
 )
 def test_toolsets_choose_the_views(
     args: tuple[str, ...], expected: set[str], stubs: DemoStubs
@@ -173,7 +167,12 @@ def test_toolsets_choose_the_views(
     answers = exchange(stubs.mcp_variables(), legacy(APPS), *args)
     linked = {t["name"] for t in tools_of(answers) if "_meta" in t}
     assert linked == expected
-    assert {r["name"] for r in answers[-2]["result"]["resources"]} == expected
+    if expected:
+        assert {r["name"] for r in answers[-2]["result"]["resources"]} == expected
+    else:
+        # No view is served: even a client that renders views is told of no resources.
+        assert answers[0]["result"]["capabilities"] == {"tools": {"listChanged": False}}
+        assert answers[-2]["error"]["code"] == -32601
 
 
 class DeclaresApps(ClientExtension):

@@ -69,7 +69,7 @@ function withoutCursor(args) {
 }
 
 // --- numbers with their units, times in the viewer's zone ------------------------------------
-const MONEY = /(^|_)(pnl|equity|cash|exposure|value|fees?|notional|price|equity_close)$/;
+const MONEY = /(^|_)(pnl|value|fees?|notional|price|equity_close)$/
 const TIME = /(_at|^ts)$/;
 const NUMBER = (value, digits) =>
   Number(value).toLocaleString(state.locale, { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -123,7 +123,7 @@ function format(field, value, record) {
 
 function tone(field, value) {
   if (typeof value === "boolean") return value ? "yes" : "no";
-  if (field === "status" || field === "mode") return String(value);
+  if (field === "status") return String(value);
   if (typeof value === "number" && /pnl$/.test(field)) return value > 0 ? "gain" : value < 0 ? "loss" : "";
   return "";
 }
@@ -152,16 +152,10 @@ function show(result) {
     return;
   }
   const data = result.structuredContent || {};
-  if (Array.isArray(data.result)) {
-    state.rows = data.result;
-    state.cursor = data.next_cursor ?? null;
-  } else {
-    state.rows = data;
-    state.cursor = null;
-    if (typeof data.base_currency === "string") state.currency = data.base_currency;
-  }
+  state.rows = Array.isArray(data.result) ? data.result : [];
+  state.cursor = data.next_cursor ?? null;
   render();
-  if (!state.currency && VIEW !== "catalog" && TOOL !== "get_system") learnCurrency();
+  if (!state.currency) learnCurrency();
 }
 
 // Money is shown in the account's base currency, which only get_system states.
@@ -181,23 +175,20 @@ async function learnCurrency() {
 function render() {
   const content = $("content");
   content.replaceChildren();
-  if (Array.isArray(state.rows)) renderTable(content, state.rows);
-  else renderFacts(content, state.rows);
+  renderTable(content, state.rows);
   const chart = $("chart");
-  chart.hidden = VIEW !== "pnl" || !Array.isArray(state.rows);
+  chart.hidden = VIEW !== "pnl";
   if (!chart.hidden) drawPnlChart(chart, state.rows, money);
   $("more").hidden = !state.cursor;
   $("refresh").hidden = false;
-  $("summary").textContent = Array.isArray(state.rows)
-    ? `${state.rows.length} record${state.rows.length === 1 ? "" : "s"}${state.cursor ? ", more available" : ""}`
-    : `As of ${time(state.rows.updated_at || new Date().toISOString())}`;
-  document.body.dataset.rendered = String(Array.isArray(state.rows) ? state.rows.length : 1);
+  const count = state.rows.length;
+  $("summary").textContent = `${count} record${count === 1 ? "" : "s"}${state.cursor ? ", more available" : ""}`;
+  document.body.dataset.rendered = String(count);
 }
 
 function units() {
   const zone = state.timeZone || Intl.DateTimeFormat().resolvedOptions().timeZone;
-  const money = VIEW === "catalog" ? "" : `Amounts in ${state.currency || "the account's base currency"}; `;
-  return `${money}times in ${zone}.`;
+  return `Amounts in ${state.currency || "the account's base currency"}; times in ${zone}.`;
 }
 
 function renderTable(parent, rows) {
@@ -217,15 +208,6 @@ function renderTable(parent, rows) {
   for (const row of rows) {
     const tr = body.insertRow();
     for (const field of fields) cell(tr, "td", field, row[field], row);
-  }
-}
-
-function renderFacts(parent, record) {
-  const list = parent.appendChild(document.createElement("dl"));
-  list.className = "facts";
-  for (const [field, value] of Object.entries(record)) {
-    list.appendChild(document.createElement("dt")).textContent = label(field);
-    cell(list, "dd", field, value, record);
   }
 }
 
