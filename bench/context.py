@@ -102,12 +102,12 @@ def main() -> None:
     print(
         f"    shown to the model     {shown:8,} chars   (budget {SHOWN_BUDGET:,}: {ok[shown <= SHOWN_BUDGET]})"
     )
-    print("    with MCP Apps views declared by the client:")
+    print("    (the same, for a client that declares MCP Apps views: `_meta.ui` links)")
     print(
-        f"    whole result           {listed_views:8,} chars   (budget {LIST_BUDGET:,}: {ok[listed_views <= LIST_BUDGET]})"
+        f"    whole result with views {listed_views:7,} chars   (budget {LIST_BUDGET:,}: {ok[listed_views <= LIST_BUDGET]})"
     )
     print(
-        f"    shown to the model     {shown_views:8,} chars   (budget {SHOWN_BUDGET:,}: {ok[shown_views <= SHOWN_BUDGET]})"
+        f"    shown to the model with views {shown_views:,} chars   (budget {SHOWN_BUDGET:,}: {ok[shown_views <= SHOWN_BUDGET]})"
     )
     print("(b) default results, text characters: now vs REST default page (100 records)")
     for name, size in results.items():
