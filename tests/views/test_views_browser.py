@@ -173,6 +173,7 @@ async def check_view(tool: str, stubs: DemoStubs, node_tools: Path) -> None:
     assert not problems, problems
     assert set(requests) == {f"{HOST}/host.html", f"{HOST}/bridge.js"}, requests
     assert set(called) <= {tool, "get_system"}
+    print(f"{tool}: first render {first_render * 1000:.0f} ms")  # shown with pytest -s
     assert first_render < FIRST_RENDER_SECONDS, f"first render took {first_render:.2f} s"
 
 
