@@ -54,6 +54,7 @@ def _read(
     many: bool = True,
     selectable: bool = False,
     agent_page: int = AGENT_PAGE,
+    view: str | None = None,
 ) -> ToolSpec:
     return read_tool(
         name,
@@ -67,6 +68,7 @@ def _read(
         many=many,
         selectable=selectable,
         agent_page=agent_page,
+        view=view,
     )
 
 
@@ -158,6 +160,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         "/api/v1/positions",
         lambda: models.Position,
         (SYMBOL,),
+        view="table",
     ),
     _read(
         "get_orders",
@@ -196,6 +199,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         "/api/v1/pnl",
         lambda: models.DailyPnl,
         (SINCE, UNTIL),
+        view="pnl",
     ),
     _read(
         "get_risk",
@@ -204,6 +208,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         "/api/v1/risk",
         lambda: models.RiskLimit,
         (SYMBOL,),
+        view="table",
     ),
     _read(
         "get_intel",

@@ -257,6 +257,8 @@ class ToolSpec:
     """Checks the arguments before anything is sent; raises `CallError` with what to fix."""
     transport_retries: int = 0
     """Resends after a connection failure; only for rows whose request is idempotent."""
+    view: str | None = None
+    """The MCP Apps view that shows the result to a person (a name in `svc_mcp.views`)."""
 
     @property
     def toolset(self) -> Toolset:
@@ -344,6 +346,7 @@ def read_tool(
     agent_page: int = AGENT_PAGE,
     selectable: bool = False,
     cli: tuple[str, ...] = (),
+    view: str | None = None,
 ) -> ToolSpec:
     """A GET row of either backend: a list (`many`) is paged by the one rule, `paging`; a list
     of wide records (`selectable`) also takes `fields`."""
@@ -360,4 +363,5 @@ def read_tool(
         backend=backend,
         access=access,
         cli=cli,
+        view=view,
     )

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from svc_client.backends import BACKENDS
 from svc_client.errors import Misconfigured
+from svc_mcp.views import load_assets
 from svc_serving.confine import Policy, confine, status
 
 SETTING = "SVC_MCP_CONFINEMENT"
@@ -40,10 +41,12 @@ def gateway_policy(port: int | None) -> Policy:
 
 
 def confine_stdio_server() -> None:
+    load_assets()  # what serving reads from the installation, read while it still may
     confine(stdio_policy(), SETTING)
 
 
 def confine_gateway(port: int | None) -> None:
+    load_assets()
     confine(gateway_policy(port), SETTING)
 
 
