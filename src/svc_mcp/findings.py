@@ -72,7 +72,11 @@ def print_findings(findings: Sequence[Finding], *, as_json: bool) -> None:
 def render(findings: Sequence[Finding], console: Console) -> None:
     for finding in findings:
         mark, style = _MARKS[finding.status]
-        line = Text.assemble((f"{mark} ", style), (finding.check, "bold"), "  ", finding.message)
+        label = finding.data.get("environment")
+        where = f" ({label})" if label else ""
+        line = Text.assemble(
+            (f"{mark} ", style), (finding.check, "bold"), where, "  ", finding.message
+        )
         console.print(line, soft_wrap=True)
     failures = sum(1 for finding in findings if finding.kind)
     verdict = (

@@ -265,7 +265,14 @@ def doctor(
             help="Check the backends of these toolsets (default: both).",
         ),
     ] = "portal,analytics",
-    name: NameOption = "svc",
+    name: Annotated[
+        str | None,
+        typer.Option(
+            "--name",
+            help="Check only the entry with this name (default: every entry that runs svc-mcp "
+            "or connects to its gateway, whatever its name).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines even on a terminal.")] = False,
     trust_project: Annotated[
         bool,
