@@ -157,8 +157,9 @@ def diagnose(
     """All findings in a stable order: per backend this shell's settings and checks, then the
     hosts' entries, each proven with its own settings.
 
-    The shell's lines say what `svc-mcp` run here would reach. Once an entry has been proven end
-    to end, a host does not depend on them: their failures are then warnings."""
+    The shell's lines say what `svc-mcp` run here would reach. Once a host's entry has been
+    checked with its own settings, the hosts do not depend on them: their failures are then
+    warnings, and the entries' own decide."""
     environ = os.environ
     reads = [(backend, _read(backend)) for backend in BACKENDS if backend.toolset in toolsets]
     checks = [(_CHECKS[b], read) for b, read in reads if isinstance(read, Connection)]
@@ -179,8 +180,8 @@ def diagnose(
         trust_project=trust_project,
         toolsets=toolsets,
     )
-    proven = any(finding.status == "ok" and "tools" in finding.data for finding in hosts)
-    return [_this_shells(finding, advisory=proven) for finding in shell] + hosts
+    checked = any(f.check.startswith("host.") and f.status in ("ok", "fail") for f in hosts)
+    return [_this_shells(finding, advisory=checked) for finding in shell] + hosts
 
 
 def _this_shells(finding: Finding, *, advisory: bool) -> Finding:
