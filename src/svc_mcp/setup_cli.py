@@ -38,7 +38,7 @@ from svc_mcp.hosts.runners import (
     own_version,
     this_installation,
 )
-from svc_mcp.hosts.table import HOSTS, Host, Scope, current_platform, find_host, hosts_help
+from svc_mcp.hosts.table import HOSTS, Host, Scope, current_platform, find_hosts, hosts_help
 
 app = typer.Typer(
     help="Set svc-mcp up in MCP hosts, and check the set-up.",
@@ -156,46 +156,66 @@ def install(
 ) -> None:
     """Add svc-mcp to an MCP host's configuration (merged: nothing else in the file changes)."""
     try:
-        host = find_host(client)
-        path = _path(host, scope, config)
-        name = check_server_name(name)
-        inputs: list[dict[str, Any]] = []
-        if http is not None:
-            local = {
-                "--env": bool(env),
-                "--env-refs": env_refs is not None,
-                "--source": source != "here",
-                "--uvx": uvx is not None,
-                "--uv": uv is not None,
-                "--index-url": index_url is not None,
-                "--unpinned": unpinned,
-            }
-            if given := [option for option, value in local.items() if value]:
-                raise InstallError(
-                    f"{', '.join(given)} shape a local entry; with --http the host connects to "
-                    "the gateway, which reads its own environment: drop them"
-                )
-            entry, inputs = http_entry(host, http, http_token, os.environ)
-        else:
-            entry = _stdio_entry(
-                host,
-                source,
-                scope,
-                env or [],
-                env_refs,
-                Runners(uvx=uvx, uv=uv),
-                index_url,
-                check=not print_only,
-                unpinned=unpinned,
-            )
-        change = plan_install(host, path, name, entry, inputs)
-        if print_only:
-            sys.stdout.write(change.text)
-        else:
-            change = apply(change, project=_project(scope))
+        hosts = _hosts(client, config, remote=http is not None)
     except InstallError as error:
         fail(PROG, error.kind, str(error))
-    report_install(host, scope, name, change, plain_secrets(entry), print_only)
+    for host in hosts:
+        try:
+            path = _path(host, scope, config)
+            name = check_server_name(name)
+            inputs: list[dict[str, Any]] = []
+            if http is not None:
+                local = {
+                    "--env": bool(env),
+                    "--env-refs": env_refs is not None,
+                    "--source": source != "here",
+                    "--uvx": uvx is not None,
+                    "--uv": uv is not None,
+                    "--index-url": index_url is not None,
+                    "--unpinned": unpinned,
+                }
+                if given := [option for option, value in local.items() if value]:
+                    raise InstallError(
+                        f"{', '.join(given)} shape a local entry; with --http the host connects "
+                        "to the gateway, which reads its own environment: drop them"
+                    )
+                entry, inputs = http_entry(host, http, http_token, os.environ)
+            else:
+                entry = _stdio_entry(
+                    host,
+                    source,
+                    scope,
+                    env or [],
+                    env_refs,
+                    Runners(uvx=uvx, uv=uv),
+                    index_url,
+                    check=not print_only,
+                    unpinned=unpinned,
+                )
+            change = plan_install(host, path, name, entry, inputs)
+            if print_only:
+                sys.stdout.write(change.text)
+            else:
+                change = apply(change, project=_project(scope))
+        except InstallError as error:
+            fail(PROG, error.kind, str(error))
+        report_install(host, scope, name, change, plain_secrets(entry), print_only)
+
+
+def _hosts(client: str, config: Path | None, *, remote: bool) -> list[Host]:
+    """The hosts `--client` means here; a shorthand's choice is said on stderr."""
+    hosts, chosen = find_hosts(
+        client, home=Path.home(), platform=current_platform(), environ=os.environ
+    )
+    if len(hosts) > 1 and remote:
+        hosts = [host for host in hosts if host.url_key] or hosts
+        chosen = f"{chosen}; --http is for {', '.join(host.label for host in hosts)} only"
+    if len(hosts) > 1 and config is not None:
+        names = " or ".join(f"--client {host.name}" for host in hosts)
+        raise InstallError(f"--config names one file, and --client {client} means two: use {names}")
+    if chosen:
+        say(chosen)
+    return hosts
 
 
 def _stdio_entry(
@@ -243,17 +263,21 @@ def uninstall(
 ) -> None:
     """Remove svc-mcp's entry from an MCP host's configuration (other servers are kept)."""
     try:
-        host = find_host(client)
-        change = apply(
-            plan_uninstall(host, _path(host, scope, config), name), project=_project(scope)
-        )
+        hosts = _hosts(client, config, remote=False)
     except InstallError as error:
         fail(PROG, error.kind, str(error))
-    if not change.changed:
-        say(f"{change.path} has no server called {name!r}; nothing changed")
-        return
-    say(f"removed {name!r} from {change.path}{backup_note(change)}")
-    mode_note(change)
+    for host in hosts:
+        try:
+            change = apply(
+                plan_uninstall(host, _path(host, scope, config), name), project=_project(scope)
+            )
+        except InstallError as error:
+            fail(PROG, error.kind, str(error))
+        if not change.changed:
+            say(f"{change.path} has no server called {name!r}; nothing changed")
+            continue
+        say(f"removed {name!r} from {change.path}{backup_note(change)}")
+        mode_note(change)
 
 
 @app.command(epilog=MORE)
