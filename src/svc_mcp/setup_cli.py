@@ -247,6 +247,11 @@ def _stdio_entry(
     )
     index = index_url(index_option, os.environ) if source == "pypi" else None
     command = launch_command(source, runners, index_url=index, check=check, unpinned=unpinned)
+    if runners.checkout is not None and command == [runners.script]:
+        say(
+            f"uv is not on PATH, so the entry runs {command[0]}: this editable install's own "
+            "command, which runs the checkout as it is"
+        )
     if index is not None and check:
         check_on_index(index, version=None if unpinned else own_version())
     if env_refs is None:
