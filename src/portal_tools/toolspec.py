@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from portal_tools.errors import InvalidArgument
@@ -28,6 +29,11 @@ if TYPE_CHECKING:
     from portal_tools.backends import Backend, Toolset
 
 ParamType = Literal["string", "integer", "object", "array"]
+TimeFormat = Literal["date-time", "date"]
+_TIME_EXAMPLES: dict[TimeFormat, str] = {
+    "date-time": "an ISO 8601 time such as 2025-06-30T14:00:00Z",
+    "date": "a date such as 2025-06-30",
+}
 MAX_TEXT_CHARS = 1024
 """The longest text argument: filters are identifiers, times and names."""
 _WHOLE_NUMBER = re.compile(r"-?[0-9]{1,18}")
@@ -46,6 +52,8 @@ class Param:
     required: bool = False
     default: int | None = None
     """What an MCP call uses when the argument is left out (the CLI leaves it to the server)."""
+    time_format: TimeFormat | None = None
+    """A time (JSON Schema's format): a malformed one is refused here, never sent."""
 
     @property
     def help(self) -> str:
@@ -84,6 +92,8 @@ class Param:
             schema["maximum"] = self.maximum
         if self.default is not None:
             schema["default"] = self.default
+        if self.time_format is not None:
+            schema["format"] = self.time_format
         return schema
 
     def check(self, value: object) -> object:
@@ -105,6 +115,8 @@ class Param:
             raise self._invalid(f"must be one of {', '.join(self.choices)}")
         if len(value) > MAX_TEXT_CHARS:
             raise self._invalid(f"is {len(value):,} characters; at most {MAX_TEXT_CHARS:,}")
+        if self.time_format is not None and not _is_time(value, self.time_format):
+            raise self._invalid(f"must be {_TIME_EXAMPLES[self.time_format]}")
         return value
 
     def parse(self, text: str) -> object:
@@ -142,6 +154,16 @@ class Param:
 
     def _invalid(self, problem: str) -> InvalidArgument:
         return InvalidArgument(f"{self.name} {problem}", hint=self.name)
+
+
+def _is_time(value: str, time_format: TimeFormat) -> bool:
+    try:
+        if time_format == "date":
+            return len(value) == len("YYYY-MM-DD") and bool(date.fromisoformat(value))
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,12 @@ INTEL_SCHEMA_TAG = "svc.intel.v1"
 SERVICE_ACCESS = f"the data service token ({SERVICE.token_names})"
 
 SYMBOL = Param("symbol", "string", "")
-SINCE = Param("since", "string", "From this ISO 8601 time (UTC without offset).")
-UNTIL = Param("until", "string", "Before this ISO 8601 time.")
+SINCE = Param(
+    "since", "string", "From this ISO 8601 time (UTC without offset).", time_format="date-time"
+)
+UNTIL = Param("until", "string", "Before this ISO 8601 time.", time_format="date-time")
+SINCE_DATE = Param("since", "string", "From this date (YYYY-MM-DD).", time_format="date")
+UNTIL_DATE = Param("until", "string", "Before this date (YYYY-MM-DD).", time_format="date")
 SIDE = Param("side", "string", "", choices=("buy", "sell"))
 KIND = Param("kind", "string", "")
 
@@ -151,7 +155,7 @@ ANALYTICS_TOOLS: tuple[ToolSpec, ...] = (
         "List daily P&L (since/until take dates).",
         "/api/v1/pnl",
         "DailyPnl",
-        (SINCE, UNTIL),
+        (SINCE_DATE, UNTIL_DATE),
     ),
     _read(
         "get_risk",

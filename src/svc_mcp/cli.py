@@ -89,7 +89,7 @@ def _run_setup(args: Sequence[str]) -> None:
     setup_main(args, prog_name=PROG)
 
 
-def _add_setup_commands(commands: argparse._SubParsersAction[OneLineParser]) -> None:
+def _add_setup_commands(commands: argparse._SubParsersAction[_SuggestingParser]) -> None:
     for name, help_text in SETUP_COMMANDS.items():
         command = commands.add_parser(name, help=help_text, add_help=False)
         command.add_argument("setup_args", nargs=argparse.REMAINDER, action=_SetupFirst)
@@ -113,7 +113,7 @@ def _run_demo(args: Sequence[str]) -> None:
     demo_main(args)
 
 
-def _add_demo_command(commands: argparse._SubParsersAction[OneLineParser]) -> None:
+def _add_demo_command(commands: argparse._SubParsersAction[_SuggestingParser]) -> None:
     command = commands.add_parser(
         "demo", help="run the stubs and drive svc-mcp over stdio", add_help=False
     )
@@ -153,7 +153,7 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(serve_stdio(selected))
         return
-    from svc_mcp.gateway import GatewayOptions, GatewayRefused, serve_http
+    from svc_mcp.gateway import GatewayOptions, GatewayRefused, PortUnavailable, serve_http
 
     defaults = GatewayOptions()
     gateway = GatewayOptions(
@@ -168,6 +168,8 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
             runner.run(serve_http(selected, gateway))
     except GatewayRefused as refusal:
         fail(PROG, "usage", str(refusal))
+    except PortUnavailable as unavailable:
+        fail(PROG, "misconfigured", str(unavailable))
 
 
 def _fast_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -180,7 +182,7 @@ def _fast_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(
+    parser = _SuggestingParser(
         prog=PROG,
         description="MCP tools for the service portal (and the data service): serve them over "
         "stdio or HTTP, list them, or call one from the shell.",
@@ -219,6 +221,9 @@ def _parser() -> argparse.ArgumentParser:
     _add_demo_command(commands)
     for spec in TOOLS:
         command = commands.add_parser(spec.name, help=spec.title, description=spec.description)
+        command.add_argument(
+            "--json", action="store_true", help="print JSON (always: results are JSON)"
+        )
         for param in spec.params:
             # Values stay text here: the row's Param checks them when the call runs, so a bad
             # one fails as `invalid_argument`, the same kind as over MCP.
@@ -231,6 +236,25 @@ def _parser() -> argparse.ArgumentParser:
                 help=param.help,
             )
     return parser
+
+
+class _SuggestingParser(OneLineParser):
+    """A mistyped command or tool name gets the nearest names, not every choice."""
+
+    def error(self, message: str) -> NoReturn:
+        import difflib
+        import re
+
+        typed = re.match(r"argument <command>: invalid choice: '([^']*)'", message)
+        if typed is not None:
+            names = [*SPECIAL_COMMANDS, *SETUP_COMMANDS, *(spec.name for spec in TOOLS)]
+            near = difflib.get_close_matches(typed[1], names, n=3)
+            guess = f"; did you mean {' or '.join(near)}?" if near else ""
+            message = f"no command or tool {typed[1]!r}{guess} ({PROG} tools lists the tools)"
+        super().error(message)
+
+
+SPECIAL_COMMANDS = ("tools", "portal", "demo")
 
 
 def _check_serving_options(parser: argparse.ArgumentParser, options: argparse.Namespace) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import os
+import socket
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +33,10 @@ from svc_serving.bounded import HeadLimitedHttpTools, is_loopback
 MIN_TOKEN_CHARS = 32
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 TUNNEL_HINT = "or keep the loopback default and tunnel: ssh -N -L 8765:127.0.0.1:8765 <host>"
+
+
+class PortUnavailable(Exception):
+    """The gateway cannot listen where it was told (the port is in use, say): `misconfigured`."""
 
 
 class GatewayRefused(Exception):
@@ -183,5 +188,23 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
         )
         guard = "every request needs the gateway token" if token else "loopback only"
         url = f"http://{_url_host(options.host)}:{options.port}{options.path}"
+        listening = _listen(options.host, options.port)  # before saying it serves
         print(f"svc-mcp: serving MCP at {url} ({guard})", file=sys.stderr)
-        await uvicorn.Server(config).serve()
+        await uvicorn.Server(config).serve(sockets=[listening])
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port, as uvicorn binds one; `PortUnavailable` when it cannot be."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listening = socket.socket(family, socket.SOCK_STREAM)
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listening.bind((host, port))
+    except OSError as exc:
+        listening.close()
+        raise PortUnavailable(
+            f"cannot listen on {host} port {port} ({exc.strerror or exc}): another program may "
+            "be using it; pass another --port, or stop that program"
+        ) from None
+    listening.set_inheritable(True)
+    return listening
