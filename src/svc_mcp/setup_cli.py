@@ -18,6 +18,7 @@ import typer
 from portal_tools.exits import fail
 from svc_mcp.hosts.entries import (
     ENV_KEYS,
+    MACHINE_KEYS,
     TokenMode,
     check_server_name,
     http_entry,
@@ -29,6 +30,7 @@ from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.plan import apply, plan_install, plan_uninstall
 from svc_mcp.hosts.report import PROG, backup_note, mode_note, report_install, say
 from svc_mcp.hosts.runners import (
+    PACKAGE,
     Runners,
     Source,
     check_on_index,
@@ -245,8 +247,20 @@ def _stdio_entry(
             else found.checkout
         ),
     )
+    if scope == "project" and source in ("here", "local"):
+        # A project's file is shared: this installation's paths exist on this machine only.
+        say(
+            f"a project's file is shared, so the entry runs svc-mcp {own_version()} from the "
+            "package index by `uvx` on each teammate's PATH, not this installation (--source "
+            "pypi or github to choose)"
+        )
+        command = ["uvx", f"{PACKAGE}=={own_version()}"]
+        refs = host.takes_references if env_refs is None else env_refs
+        return server_entry(host, command, _shared_env(pairs), env_refs=refs)
     index = index_url(index_option, os.environ) if source == "pypi" else None
     command = launch_command(source, runners, index_url=index, check=check, unpinned=unpinned)
+    if scope == "project":  # by name: each teammate's own, found on their PATH
+        command = [Path(command[0]).name, *command[1:]]
     if runners.checkout is not None and command == [runners.script]:
         say(
             f"uv is not on PATH, so the entry runs {command[0]}: this editable install's own "
@@ -256,7 +270,21 @@ def _stdio_entry(
         check_on_index(index, version=None if unpinned else own_version())
     if env_refs is None:
         env_refs = scope == "project" and host.takes_references
-    return server_entry(host, command, install_env(pairs, os.environ), env_refs=env_refs)
+    env = _shared_env(pairs) if scope == "project" else install_env(pairs, os.environ)
+    return server_entry(host, command, env, env_refs=env_refs)
+
+
+def _shared_env(pairs: list[str]) -> dict[str, str]:
+    """The env of a project's entry: without this machine's paths."""
+    env = install_env(pairs, os.environ)
+    if paths := [key for key in MACHINE_KEYS if key in env]:
+        for key in paths:
+            del env[key]
+        say(
+            f"{', '.join(paths)} left out: a path on this machine does not belong in a shared "
+            "project file (each teammate sets it in their own environment)"
+        )
+    return env
 
 
 @app.command()
