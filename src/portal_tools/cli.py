@@ -34,7 +34,8 @@ _GROUP_HELP = {
 
 def build_app(specs: Sequence[ToolSpec]) -> typer.Typer:
     """One command per row, at the row's CLI path; groups are created as paths need them."""
-    root = _new_group(f"Read the portal's API: {PROG} <group> <command> [--options].")
+    # Not named here: the same app runs as `svc-portal` and as `svc-mcp portal`.
+    root = _new_group("Read the portal's API: <group> <command> [--options].")
     groups: dict[tuple[str, ...], typer.Typer] = {(): root}
     for spec in specs:
         group = _group(groups, spec.cli[:-1])

@@ -220,7 +220,14 @@ def _parser() -> argparse.ArgumentParser:
     _add_setup_commands(commands)
     _add_demo_command(commands)
     for spec in TOOLS:
-        command = commands.add_parser(spec.name, help=spec.title, description=spec.description)
+        command = commands.add_parser(
+            spec.name,
+            help=spec.title,
+            description=spec.description,
+            epilog=_EPILOGS.get(spec.name),
+            # Unwrapped: a command in the text stays whole, for copying and for grep.
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         command.add_argument(
             "--json", action="store_true", help="print JSON (always: results are JSON)"
         )
@@ -236,6 +243,12 @@ def _parser() -> argparse.ArgumentParser:
                 help=param.help,
             )
     return parser
+
+
+_EPILOGS = {
+    "submit_intel": "The envelope comes from whoever holds the signing key, e.g. `svc-stub intel "
+    "sign --file draft.json` with SERVICE_INTEL_HMAC set there (never in svc-mcp's environment).",
+}
 
 
 class _SuggestingParser(OneLineParser):
