@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from portal_tools.exits import quiet_on_broken_pipe
+from portal_tools.help_style import typer_style
 from portal_tools.terminal import run_tool
 from portal_tools.tools import PORTAL_TOOLS
 from portal_tools.toolspec import ToolSpec
@@ -50,6 +51,7 @@ def _new_group(help_text: str | None) -> typer.Typer:
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
+        **typer_style(),
     )
 
 

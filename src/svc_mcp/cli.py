@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from portal_tools.exits import OneLineParser, fail, quiet_on_broken_pipe
+from portal_tools.help_style import argparse_width
 from portal_tools.toolspec import ToolSpec
 from svc_mcp.listing import print_json, print_table
 from svc_mcp.table import TOOLS, TOOLSETS, parse_toolsets, select_tools
@@ -190,7 +191,7 @@ def _parser() -> argparse.ArgumentParser:
         "Exit codes, the gateway and every host: https://github.com/svc-mcp/svc-mcp#readme\n"
         "(README.md, docs/mcp.md and install/README.md in a checkout).",
         # The epilog's lines as written: argparse would break the URL at a hyphen.
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_formatter,
     )
     parser.add_argument("-V", "--version", action="store_true", help="print the version and exit")
     _add_selection(parser, defaults=True)
@@ -225,8 +226,8 @@ def _parser() -> argparse.ArgumentParser:
             help=spec.title,
             description=spec.description,
             epilog=_EPILOGS.get(spec.name),
-            # Unwrapped: a command in the text stays whole, for copying and for grep.
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            # The description as written: a command in the text stays whole.
+            formatter_class=_formatter,
         )
         command.add_argument(
             "--json", action="store_true", help="print JSON (always: results are JSON)"
@@ -249,6 +250,11 @@ _EPILOGS = {
     "submit_intel": "The envelope comes from whoever holds the signing key, e.g. `svc-stub intel "
     "sign --file draft.json` with SERVICE_INTEL_HMAC set there (never in svc-mcp's environment).",
 }
+
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    """Descriptions as written; options to the terminal's width, or unwrapped when piped."""
+    return argparse.RawDescriptionHelpFormatter(prog, width=argparse_width())
 
 
 class _SuggestingParser(OneLineParser):

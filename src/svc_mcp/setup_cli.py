@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from portal_tools.exits import fail
+from portal_tools.help_style import typer_style
 from svc_mcp.hosts.entries import (
     ENV_KEYS,
     MACHINE_KEYS,
@@ -48,7 +49,11 @@ app = typer.Typer(
     add_completion=False,
     # A rich traceback would show local variables, such as a token.
     pretty_exceptions_enable=False,
+    **typer_style(),
 )
+
+FLAG = ""
+"""A flag's metavar: it takes no value, so rich help shows none (not `<bool>`)."""
 
 ClientOption = Annotated[
     str,
@@ -120,6 +125,7 @@ def install(
         bool | None,
         typer.Option(
             "--env-refs/--no-env-refs",
+            metavar=FLAG,
             help="Write the tokens as references the host expands from its own environment, "
             "not as plain text (default: on for --scope project; not for "
             f"{_labels(lambda h: not h.takes_references)}).",
@@ -127,7 +133,10 @@ def install(
         ),
     ] = None,
     print_only: Annotated[
-        bool, typer.Option("--print", help="Print the file that would be written; write nothing.")
+        bool,
+        typer.Option(
+            "--print", metavar=FLAG, help="Print the file that would be written; write nothing."
+        ),
     ] = False,
     config: ConfigOption = None,
     uvx: Annotated[
@@ -142,6 +151,7 @@ def install(
         bool,
         typer.Option(
             "--unpinned",
+            metavar=FLAG,
             help="With --source pypi or github: run whatever is newest at each host start, not "
             "this installation's version (the default pins it).",
         ),
@@ -330,11 +340,14 @@ def doctor(
             "or connects to its gateway, whatever its name).",
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="JSON lines even on a terminal.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", metavar=FLAG, help="JSON lines even on a terminal.")
+    ] = False,
     trust_project: Annotated[
         bool,
         typer.Option(
             "--trust-project",
+            metavar=FLAG,
             help="Also start the entries in this folder's project files (read them first: "
             "their author chose the command). Without it they are only listed.",
         ),

@@ -1,15 +1,22 @@
 """The user's own words on the real `svc-mcp` console script: a malformed time, number or choice
 is refused before anything is sent; `--json` is accepted by every tool command; a mistyped tool
-name gets "did you mean"; a gateway port in use is `misconfigured`, with no "serving" line."""
+name gets "did you mean"; a gateway port in use is `misconfigured`, with no "serving" line; help
+is rich on a terminal and plain, unwrapped text when piped."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import pty
+import re
 import socket
+import subprocess
 from collections.abc import Iterator
 
 import pytest
 
-from tests.mcp.conftest import SVC_MCP, run_command, run_commands
+from svc_mcp.hosts.table import hosts_help
+from tests.mcp.conftest import SVC_MCP, SVC_PORTAL, process_env, run_command, run_commands
 
 
 @pytest.fixture
@@ -82,3 +89,46 @@ def test_a_gateway_port_in_use_is_misconfigured_without_a_serving_line() -> None
         f"svc-mcp: misconfigured: cannot listen on 127.0.0.1 port {port} (Address already in "
         "use): another program may be using it; pass another --port, or stop that program"
     ]
+
+
+def test_help_piped_is_plain_and_unwrapped() -> None:
+    commands = [
+        [SVC_MCP, "install", "--help"],
+        [SVC_MCP, "doctor", "--help"],
+        [SVC_MCP, "portal", "--help"],
+        [SVC_PORTAL, "--help"],
+        [SVC_MCP, "get_orders", "--help"],
+        [SVC_MCP, "submit_intel", "--help"],
+    ]
+    done = run_commands([(command, {}) for command in commands])
+    for command, result in zip(commands, done, strict=True):
+        assert result.returncode == 0, (command, result.stderr)
+        assert "<bool>" not in result.stdout, command
+        assert not {"╭", "│"} & set(result.stdout), command
+    install = done[0].stdout
+    assert "--source <here|pypi|github|local>" in install
+    assert hosts_help() in install  # on one line: nothing wrapped mid-word
+    assert "svc-portal" not in done[2].stdout
+    assert "svc-stub intel sign --file draft.json" in done[5].stdout
+
+
+def test_help_on_a_terminal_is_rich_and_flags_show_no_value() -> None:
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [SVC_MCP, "doctor", "--help"],
+        stdout=terminal,
+        stderr=terminal,
+        env=process_env({"COLUMNS": "200"}),
+    )
+    os.close(terminal)
+    output = b""
+    with contextlib.suppress(OSError):  # EIO once the process has closed the terminal
+        while chunk := os.read(controller, 4096):
+            output += chunk
+    os.close(controller)
+    assert process.wait(timeout=60) == 0
+    text = re.sub(r"\x1b\[[0-9;]*m", "", output.decode())
+    assert "╭" in text
+    for flag in ("--json", "--trust-project"):
+        (line,) = [line for line in text.splitlines() if f"{flag} " in line]
+        assert "<bool>" not in line, line

@@ -285,17 +285,17 @@ def _signs(host: Host, home: Path, platform: Platform, environ: Mapping[str, str
 
 
 def hosts_help() -> str:
-    """The hosts as `--client` help lists them: each name, with its product name if different;
-    then the shorthands."""
-    rows = ", ".join(
+    """The hosts as `--client` help lists them: the shorthands, then each name, with its product
+    name if different."""
+    words = [
+        f"{word} (whichever of {' and '.join(members)} is installed here)"
+        for word, members in SHORTHANDS.items()
+    ]
+    rows = [
         h.name if _plain(h.label) == _plain(h.name) else f"{h.name} ({h.label})"
         for h in HOSTS.values()
-    )
-    words = "; ".join(
-        f"{word}: whichever of {' and '.join(members)} is installed here"
-        for word, members in SHORTHANDS.items()
-    )
-    return f"{rows}; {words}"
+    ]
+    return ", ".join(words + rows)
 
 
 def _plain(name: str) -> str:
