@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
+from portal_tools.backends import GATEWAY_TOKEN_VARIABLE
 from portal_tools.exits import fail
 from portal_tools.help_style import typer_style
 from svc_mcp.hosts.entries import (
@@ -212,6 +213,12 @@ def install(
         except InstallError as error:
             fail(PROG, error.kind, str(error))
         report_install(host, scope, name, change, plain_secrets(entry), print_only)
+        if http is not None and http_token == "ref" and host.prompt_reference is None:  # noqa: S105
+            unset = "" if os.environ.get(GATEWAY_TOKEN_VARIABLE) else " (it is not set here)"
+            say(
+                f"{host.label} sends {GATEWAY_TOKEN_VARIABLE} from its own environment: export it "
+                f"where {host.label} runs, then start it{unset}"
+            )
 
 
 def _hosts(client: str, config: Path | None, *, remote: bool) -> list[Host]:

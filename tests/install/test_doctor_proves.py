@@ -129,3 +129,17 @@ def test_doctor_fails_a_wrong_url_or_token_in_the_entry_and_passes_a_right_one(
     assert refused_requests(service) == 1, (
         "the wrong token sent once, by the one run that started it"
     )
+
+
+def test_install_says_the_gateway_token_must_be_in_the_hosts_environment(
+    fake_home: Home, run_cli: RunCli
+) -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    result = run_cli("install", "--client", "cursor", "--http", url)
+    assert result.returncode == 0, result.stderr
+    assert (
+        "Cursor sends SVC_MCP_GATEWAY_TOKEN from its own environment: export it where Cursor "
+        "runs, then start it (it is not set here)"
+    ) in result.stderr
+    prompted = run_cli("install", "--client", "vscode", "--http", url)
+    assert "SVC_MCP_GATEWAY_TOKEN from its own environment" not in prompted.stderr  # it asks
