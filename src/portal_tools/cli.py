@@ -65,7 +65,7 @@ def _group(groups: dict[tuple[str, ...], typer.Typer], path: tuple[str, ...]) ->
 def _command(spec: ToolSpec) -> Callable[..., None]:
     """A typer command whose options are the row's parameters."""
 
-    def command(ctx: typer.Context, **arguments: str | None) -> None:
+    def command(ctx: typer.Context, json_output: bool, **arguments: str | None) -> None:
         params = {param.name: param for param in spec.params}
         parsed = {
             name: None if text is None else params[name].parse(text)
@@ -73,8 +73,16 @@ def _command(spec: ToolSpec) -> Callable[..., None]:
         }
         run_tool(ctx.find_root().info_name or PROG, spec, parsed)
 
+    # Accepted as everywhere else in the CLI; the output is JSON either way.
+    json_option = typer.Option("--json", metavar="", help="Print JSON (always: results are JSON).")
     parameters = [
-        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context),
+        inspect.Parameter(
+            "json_output",
+            inspect.Parameter.KEYWORD_ONLY,
+            default=False,
+            annotation=Annotated[bool, json_option],
+        ),
     ]
     for param in spec.params:
         # Values stay text here: the row's Param checks them when the call runs, so a bad one

@@ -62,14 +62,18 @@ def test_a_malformed_value_is_invalid_argument_and_nothing_is_sent(
 
 def test_json_is_accepted_by_tool_commands_and_a_typo_gets_did_you_mean() -> None:
     closed = "http://127.0.0.1:9"
-    system, typo = run_commands(
+    system, typo, mounted, portal = run_commands(
         [
             ([SVC_MCP, "get_system", "--json"], {"SERVICE_API_BASE": closed}),
             ([SVC_MCP, "get_systm"], {}),
+            ([SVC_MCP, "portal", "identity", "whoami", "--json"], {"PORTAL_API_BASE": closed}),
+            ([SVC_PORTAL, "catalog", "list", "--json"], {"PORTAL_API_BASE": closed}),
         ]
     )
-    assert system.returncode == 8, system.stderr  # unreachable: the option itself was accepted
-    assert "usage" not in system.stderr
+    for accepted in (system, mounted, portal):
+        # unreachable: the option itself was accepted
+        assert accepted.returncode == 8, accepted.stderr
+        assert "usage" not in accepted.stderr
     assert typo.returncode == 2
     assert typo.stderr.splitlines() == [
         "svc-mcp: usage: no command or tool 'get_systm'; did you mean get_system? "
