@@ -13,10 +13,10 @@ from typing import Annotated
 import typer
 
 from portal_tools.exits import quiet_on_broken_pipe
-from portal_tools.help_style import typer_style
 from portal_tools.terminal import run_tool
 from portal_tools.tools import PORTAL_TOOLS
 from portal_tools.toolspec import ToolSpec
+from svc_serving.help_style import typer_style
 
 PROG = "svc-portal"
 

@@ -21,10 +21,10 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from portal_tools.exits import OneLineParser, fail, quiet_on_broken_pipe
-from portal_tools.help_style import argparse_width
 from portal_tools.toolspec import ToolSpec
 from svc_mcp.listing import print_json, print_table
 from svc_mcp.table import TOOLS, TOOLSETS, parse_toolsets, select_tools
+from svc_serving.help_style import argparse_width
 
 if TYPE_CHECKING:
     import asyncio

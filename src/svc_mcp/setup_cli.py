@@ -17,7 +17,6 @@ import typer
 
 from portal_tools.backends import GATEWAY_TOKEN_VARIABLE
 from portal_tools.exits import fail
-from portal_tools.help_style import typer_style
 from svc_mcp.hosts.entries import (
     ENV_KEYS,
     MACHINE_KEYS,
@@ -43,6 +42,7 @@ from svc_mcp.hosts.runners import (
     this_installation,
 )
 from svc_mcp.hosts.table import HOSTS, Host, Scope, current_platform, find_hosts, hosts_help
+from svc_serving.help_style import typer_style
 
 app = typer.Typer(
     help="Set svc-mcp up in MCP hosts, and check the set-up.",

@@ -16,7 +16,14 @@ from collections.abc import Iterator
 import pytest
 
 from svc_mcp.hosts.table import hosts_help
-from tests.mcp.conftest import SVC_MCP, SVC_PORTAL, process_env, run_command, run_commands
+from tests.mcp.conftest import (
+    SVC_MCP,
+    SVC_PORTAL,
+    SVC_STUB,
+    process_env,
+    run_command,
+    run_commands,
+)
 
 
 @pytest.fixture
@@ -103,6 +110,7 @@ def test_help_piped_is_plain_and_unwrapped() -> None:
         [SVC_PORTAL, "--help"],
         [SVC_MCP, "get_orders", "--help"],
         [SVC_MCP, "submit_intel", "--help"],
+        [SVC_STUB, "intel", "sign", "--help"],
     ]
     done = run_commands([(command, {}) for command in commands])
     for command, result in zip(commands, done, strict=True):
