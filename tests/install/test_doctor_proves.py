@@ -143,3 +143,20 @@ def test_install_says_the_gateway_token_must_be_in_the_hosts_environment(
     ) in result.stderr
     prompted = run_cli("install", "--client", "vscode", "--http", url)
     assert "SVC_MCP_GATEWAY_TOKEN from its own environment" not in prompted.stderr  # it asks
+
+
+def test_a_referenced_variable_unset_here_is_named(
+    start_service: StartService, fake_home: Home, run_cli: RunCli, fake_uvx: Path
+) -> None:
+    service = start_service(SERVICE_TOKEN)
+    env = {"SERVICE_API_BASE": service.base_url, "SERVICE_API_TOKEN": SERVICE_TOKEN}
+    install = ("install", "--client", "claude-code", "--source", "github", "--uvx", str(fake_uvx))
+    assert run_cli(*install, "--env-refs", env=env).returncode == 0
+
+    code, findings, _ = _doctor(run_cli, env={})
+    entry = findings["host.claude-code.user"]
+    assert (entry["status"], entry["kind"], code) == ("fail", "unauthorized", 3)
+    assert "(not set here, so passed empty: SERVICE_API_TOKEN)" in entry["message"]
+    code, findings, _ = _doctor(run_cli, env={"SERVICE_API_TOKEN": SERVICE_TOKEN})
+    assert findings["host.claude-code.user"]["status"] == "ok"
+    assert "not set here" not in findings["host.claude-code.user"]["message"]

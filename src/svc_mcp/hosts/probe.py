@@ -148,6 +148,16 @@ class Start:
     """Token values the start may echo in an error (a header httpx refuses, say); redacted."""
     left_out: tuple[str, ...] = ()
     """References in the entry that were not passed: not svc-mcp's variables."""
+    unset: tuple[str, ...] = ()
+    """svc-mcp's variables the entry refers to that are not set here (passed empty)."""
+
+    @property
+    def notes(self) -> str:
+        """What the entry was not given, for the end of a message."""
+        note = _left_out_note(self.left_out)
+        if self.unset:
+            note += f" (not set here, so passed empty: {', '.join(self.unset)})"
+        return note
 
 
 def prepare_entry(
@@ -199,7 +209,7 @@ def prepare_entry(
         limit = host.startup.of(entry, environ)
         return Start(
             host, check, where, again, what, connect, None, data, limit, fix, secrets,
-            headers.left_out,
+            headers.left_out, headers.unset,
         )  # fmt: skip
     command = entry.get("command")
     if not isinstance(command, str) or not command:
@@ -235,8 +245,9 @@ def prepare_entry(
     fix = f"run it in a terminal to see why, or {again}"
     secrets = tuple(value for name, value in env.values.items() if name in token_variables())
     return Start(
-        host, check, where, again, what, run, names, data, limit, fix, secrets, env.left_out
-    )
+        host, check, where, again, what, run, names, data, limit, fix, secrets, env.left_out,
+        env.unset,
+    )  # fmt: skip
 
 
 def _untrusted(
@@ -283,22 +294,21 @@ async def start_entry(start: Start) -> Finding:
         said = redact(str(cause), start.secrets)
         reason = " ".join(said.split())[:200] or type(cause).__name__
         message = (
-            f"{where}: {what} did not answer as an MCP server ({reason}); {start.fix}"
-            f"{_left_out_note(start.left_out)}"
+            f"{where}: {what} did not answer as an MCP server ({reason}); {start.fix}{start.notes}"
         )
         return failure(check, "misconfigured", message, **data)
     seconds = time.monotonic() - began
     data = data | {"seconds": round(seconds, 2), "tools": proof.tools}
     if proof.failures:
         lines = "; ".join(redact(line, start.secrets) for _, line in proof.failures)
-        message = f"{where}: {what} started, but {lines}{_left_out_note(start.left_out)}"
+        message = f"{where}: {what} started, but {lines}{start.notes}"
         return failure(check, proof.failures[0][0], message, **data)
     message = f"{where}: {what} listed {proof.tools} tools in {seconds:.1f} s (limit {limit:g} s)"
     if proof.notes:
         message += "; " + "; ".join(redact(note, start.secrets) for note in proof.notes)
     if start.show_env is not None:
         message += f"; env: {start.show_env or 'none'}"
-    message += _left_out_note(start.left_out)
+    message += start.notes
     return Finding(check, "ok", message, data=data)
 
 
