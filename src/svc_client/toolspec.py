@@ -19,6 +19,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from svc_client.errors import InvalidArgument
@@ -31,6 +32,11 @@ if TYPE_CHECKING:
 ParamType = Literal["string", "integer", "object", "array"]
 RecordModel = Callable[[], "type[BaseModel]"]
 """A row's record model, imported only when a schema or a check needs it."""
+TimeFormat = Literal["date-time", "date"]
+_TIME_EXAMPLES: dict[TimeFormat, str] = {
+    "date-time": "an ISO 8601 time such as 2025-06-30T14:00:00Z",
+    "date": "a date such as 2025-06-30",
+}
 MAX_TEXT_CHARS = 1024
 """The longest text argument: filters are identifiers, times and names."""
 _WHOLE_NUMBER = re.compile(r"-?[0-9]{1,18}")
@@ -60,6 +66,9 @@ class Param:
     cli_help: str = ""
     """The CLI's help where the description leaves to another parameter what it needs to say
     (the tool list pays for every word of a description, the CLI's help does not)."""
+    time_format: TimeFormat | None = None
+    """A time: a malformed one is refused here, never sent (the schema leaves the format to
+    the description: the tool list has no room for it)."""
 
     @property
     def blank_is_absent(self) -> bool:
@@ -152,6 +161,8 @@ class Param:
             raise self._invalid(f"must be one of {', '.join(self.choices)}")
         if len(value) > MAX_TEXT_CHARS:
             raise self._invalid(f"is {len(value):,} characters; at most {MAX_TEXT_CHARS:,}")
+        if self.time_format is not None and not _is_time(value, self.time_format):
+            raise self._invalid(f"must be {_TIME_EXAMPLES[self.time_format]}")
         return value
 
     def parse(self, text: str) -> object:
@@ -189,6 +200,16 @@ class Param:
 
     def _invalid(self, problem: str) -> InvalidArgument:
         return InvalidArgument(f"{self.name} {problem}", hint=self.name)
+
+
+def _is_time(value: str, time_format: TimeFormat) -> bool:
+    try:
+        if time_format == "date":
+            return len(value) == len("YYYY-MM-DD") and bool(date.fromisoformat(value))
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)

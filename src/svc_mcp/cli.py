@@ -28,6 +28,7 @@ from svc_client.settings import GATEWAY_TOKEN_VARIABLE
 from svc_client.toolspec import ToolSpec
 from svc_mcp.listing import print_json, print_table
 from svc_mcp.table import TOOLS, TOOLSETS, parse_toolsets, select_tools
+from svc_serving.help_style import argparse_width
 
 if TYPE_CHECKING:
     import asyncio
@@ -93,7 +94,7 @@ def _run_setup(args: Sequence[str]) -> None:
     setup_main(args, prog_name=PROG)
 
 
-def _add_setup_commands(commands: argparse._SubParsersAction[OneLineParser]) -> None:
+def _add_setup_commands(commands: argparse._SubParsersAction[_SuggestingParser]) -> None:
     for name, help_text in SETUP_COMMANDS.items():
         command = commands.add_parser(name, help=help_text, add_help=False)
         command.add_argument("setup_args", nargs=argparse.REMAINDER, action=_SetupFirst)
@@ -117,7 +118,7 @@ def _run_demo(args: Sequence[str]) -> None:
     demo_main(args)
 
 
-def _add_demo_command(commands: argparse._SubParsersAction[OneLineParser]) -> None:
+def _add_demo_command(commands: argparse._SubParsersAction[_SuggestingParser]) -> None:
     command = commands.add_parser(
         "demo", help="run the stubs and drive svc-mcp over stdio", add_help=False
     )
@@ -161,7 +162,7 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(serve_stdio(selected))
         return
-    from svc_mcp.gateway import GatewayOptions, GatewayRefused, serve_http
+    from svc_mcp.gateway import GatewayOptions, GatewayRefused, PortUnavailable, serve_http
 
     defaults = GatewayOptions()
     gateway = GatewayOptions(
@@ -178,6 +179,8 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
             runner.run(serve_http(selected, gateway))
     except GatewayRefused as refusal:
         fail(PROG, FailureKind.USAGE, str(refusal))
+    except PortUnavailable as unavailable:
+        fail(PROG, FailureKind.MISCONFIGURED, str(unavailable))
 
 
 def _fast_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -190,7 +193,7 @@ def _fast_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(
+    parser = _SuggestingParser(
         prog=PROG,
         description="MCP tools for the service portal (and the data service): serve them over "
         "stdio or HTTP, list them, or call one from the shell.",
@@ -198,7 +201,7 @@ def _parser() -> argparse.ArgumentParser:
         "Exit codes, the gateway and every host: https://github.com/svc-mcp/svc-mcp#readme\n"
         "(README.md, docs/mcp.md and install/README.md in a checkout).",
         # The epilog's lines as written: argparse would break the URL at a hyphen.
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_formatter,
     )
     parser.add_argument("-V", "--version", action="store_true", help="print the version and exit")
     _add_selection(parser, defaults=True)
@@ -239,7 +242,17 @@ def _parser() -> argparse.ArgumentParser:
     _add_setup_commands(commands)
     _add_demo_command(commands)
     for spec in TOOLS:
-        command = commands.add_parser(spec.name, help=spec.title, description=spec.description)
+        command = commands.add_parser(
+            spec.name,
+            help=spec.title,
+            description=spec.description,
+            epilog=_EPILOGS.get(spec.name),
+            # The description as written: a command in the text stays whole.
+            formatter_class=_formatter,
+        )
+        command.add_argument(
+            "--json", action="store_true", help="print JSON (always: results are JSON)"
+        )
         for param in spec.params:
             # Values stay text here: the row's Param checks them when the call runs, so a bad
             # one fails as `invalid_argument`, the same kind as over MCP.
@@ -252,6 +265,36 @@ def _parser() -> argparse.ArgumentParser:
                 help=param.help,
             )
     return parser
+
+
+_EPILOGS = {
+    "submit_intel": "The envelope comes from whoever holds the signing key, e.g. `svc-stub intel "
+    "sign --file draft.json` with SERVICE_INTEL_HMAC set there (never in svc-mcp's environment).",
+}
+
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    """Descriptions as written; options to the terminal's width, or unwrapped when piped."""
+    return argparse.RawDescriptionHelpFormatter(prog, width=argparse_width())
+
+
+class _SuggestingParser(OneLineParser):
+    """A mistyped command or tool name gets the nearest names, not every choice."""
+
+    def error(self, message: str) -> NoReturn:
+        import difflib
+        import re
+
+        typed = re.match(r"argument <command>: invalid choice: '([^']*)'", message)
+        if typed is not None:
+            names = [*SPECIAL_COMMANDS, *SETUP_COMMANDS, *(spec.name for spec in TOOLS)]
+            near = difflib.get_close_matches(typed[1], names, n=3)
+            guess = f"; did you mean {' or '.join(near)}?" if near else ""
+            message = f"no command or tool {typed[1]!r}{guess} ({PROG} tools lists the tools)"
+        super().error(message)
+
+
+SPECIAL_COMMANDS = ("tools", "portal", "demo")
 
 
 def _check_serving_options(parser: argparse.ArgumentParser, options: argparse.Namespace) -> None:

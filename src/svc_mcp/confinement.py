@@ -34,10 +34,9 @@ def stdio_policy() -> Policy:
     return Policy(process="svc-mcp", connect_ports=backend_ports())
 
 
-def gateway_policy(port: int | None) -> Policy:
-    """`port` None: the gateway serves on a Unix socket it already bound, and binds no port."""
-    binds = () if port is None else (port,)
-    return Policy(process="svc-mcp --http", connect_ports=backend_ports(), bind_ports=binds)
+def gateway_policy() -> Policy:
+    """The gateway confines itself after its listening socket is bound, so it binds nothing."""
+    return Policy(process="svc-mcp --http", connect_ports=backend_ports())
 
 
 def confine_stdio_server() -> None:
@@ -45,9 +44,9 @@ def confine_stdio_server() -> None:
     confine(stdio_policy(), SETTING)
 
 
-def confine_gateway(port: int | None) -> None:
+def confine_gateway() -> None:
     load_assets()
-    confine(gateway_policy(port), SETTING)
+    confine(gateway_policy(), SETTING)
 
 
 def status_line() -> str:

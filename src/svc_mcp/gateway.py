@@ -51,6 +51,10 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 TUNNEL_HINT = "or keep the loopback default and tunnel: ssh -N -L 8765:127.0.0.1:8765 <host>"
 
 
+class PortUnavailable(Exception):
+    """The gateway cannot listen where it was told (the port is in use, say): `misconfigured`."""
+
+
 class GatewayRefused(Exception):
     """The gateway will not start with these options; the message says why and what to do."""
 
@@ -229,7 +233,8 @@ class BearerGate:
         the variable the client must set."""
         if self._presented(scope) is None:
             challenge = "Bearer"
-            error, problem = "unauthorized", "this gateway needs a bearer token"
+            error: str = FailureKind.UNAUTHORIZED
+            problem = "this gateway needs a bearer token"
         else:
             challenge = (
                 'Bearer error="invalid_token", '
@@ -277,8 +282,8 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
         raise GatewayRefused(str(exc)) from None
     with _listening(options) as sockets:
         # Before any thread starts (Landlock confines the calling thread's descendants only) and
-        # after the Unix socket exists; uvicorn then binds the one port the policy allows.
-        confine_gateway(None if options.uds is not None else options.port)
+        # after the listening socket exists: the confined gateway binds nothing.
+        confine_gateway()
         async with new_http_client() as http:
             # Stateless with JSON answers: no session lives in this process, so any number of
             # instances with the same token can sit behind any load balancer (README "Scale out").
@@ -314,11 +319,16 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
 
 
 @contextlib.contextmanager
-def _listening(options: GatewayOptions) -> Iterator[list[socket.socket] | None]:
-    """None (uvicorn binds host and port), or the Unix socket, created 0600 before anyone can
-    connect (uvicorn's own `uds` would make it 0666), and removed at the end."""
+def _listening(options: GatewayOptions) -> Iterator[list[socket.socket]]:
+    """The listening socket, bound before the gateway says it serves: host and port
+    (`PortUnavailable` when taken), or the Unix socket, created 0600 before anyone can connect
+    (uvicorn's own `uds` would make it 0666) and removed at the end."""
     if options.uds is None:
-        yield None
+        listening = _listen(options.host, options.port)
+        try:
+            yield [listening]
+        finally:
+            listening.close()
         return
     path = options.uds
     _remove_stale_socket(path)
@@ -359,3 +369,20 @@ def _remove_stale_socket(path: Path) -> None:
     finally:
         probe.close()
     raise GatewayRefused(f"another server is listening on {path}: stop it or choose another path")
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port, as uvicorn binds one; `PortUnavailable` when it cannot be."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listening = socket.socket(family, socket.SOCK_STREAM)
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listening.bind((host, port))
+    except OSError as exc:
+        listening.close()
+        raise PortUnavailable(
+            f"cannot listen on {host} port {port} ({exc.strerror or exc}): another program may "
+            "be using it; pass another --port, or stop that program"
+        ) from None
+    listening.set_inheritable(True)
+    return listening

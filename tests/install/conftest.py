@@ -47,7 +47,7 @@ CLEARED = (
 HOST_NAMES = tuple(HOSTS)
 # The file each client's user configuration lands in on Linux, relative to the home.
 LINUX_USER_FILES: dict[str, str] = {
-    "claude": ".config/Claude/claude_desktop_config.json",
+    "claude-desktop": ".config/Claude/claude_desktop_config.json",
     "claude-code": ".claude.json",
     "cursor": ".cursor/mcp.json",
     "vscode": ".config/Code/User/mcp.json",

@@ -29,6 +29,8 @@ TokenMode = Literal["ref", "plain", "none"]
 # and the request timeout); an entry may set them, and a host that passes only listed variables
 # must be told to pass them.
 EXTRA_ENV = (CA_FILE_VARIABLE, TIMEOUT_VARIABLE)
+MACHINE_KEYS = (CA_FILE_VARIABLE,)
+"""Variables whose value is a path on this machine: never written into a project's file."""
 ENV_KEYS = backend_variables() + EXTRA_ENV
 SECRET_KEYS = token_variables()
 PROMPT_ID = "svc-mcp-gateway-token"
