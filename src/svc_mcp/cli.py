@@ -156,6 +156,9 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
                 f"{PROG}: serving MCP over stdio for an MCP host; see {PROG} --help",
                 file=sys.stderr,
             )
+        from svc_client.telemetry import setup
+
+        setup(PROG)  # before confinement: the exporter's modules load now
         confine_stdio_server()
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(serve_stdio(selected))

@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from svc_client.client import new_http_client
 from svc_client.failures import FailureKind
 from svc_client.settings import GATEWAY_TOKEN_VARIABLE
+from svc_client.telemetry import setup as setup_telemetry
 from svc_client.toolspec import ToolSpec
 from svc_mcp.confinement import confine_gateway
 from svc_mcp.server import build_server
@@ -164,11 +165,12 @@ class NoStandaloneStream:
 
 async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None:
     token = required_token(options, gateway_token())
+    setup_telemetry("svc-mcp --http")  # before confinement: the exporter's modules load now
     confine_gateway(options.port)
     async with new_http_client() as http:
         # Stateless with JSON answers: no session lives in this process, so any number of
         # instances with the same token can sit behind any load balancer (README "Scale out").
-        app: ASGIApp = build_server(specs, http).streamable_http_app(
+        app: ASGIApp = build_server(specs, http, transport="tcp").streamable_http_app(
             streamable_http_path=options.path,
             transport_security=transport_security(options),
             host=options.host,

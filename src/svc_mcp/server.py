@@ -35,6 +35,7 @@ from svc_client.client import new_http_client
 from svc_client.errors import CallError, NotFound
 from svc_client.schemas import output_schema
 from svc_client.toolspec import ToolSpec
+from svc_mcp.spans import RequestSpans
 
 SERVER_NAME = "svc-mcp"
 INSTRUCTIONS = (
@@ -62,9 +63,11 @@ and httpcore's pool bookkeeping, which grows with requests times connections, st
 log = logging.getLogger(__name__)
 
 
-def build_server(specs: Sequence[ToolSpec], http: httpx.AsyncClient) -> Server[Any]:
+def build_server(
+    specs: Sequence[ToolSpec], http: httpx.AsyncClient, *, transport: str = "pipe"
+) -> Server[Any]:
     """A low-level Server serving `specs`, and nothing else; every call goes through the shared
-    `http` client."""
+    `http` client. `transport` (`pipe`, `tcp`) is what its spans say it is served over."""
     tools = {spec.name: _tool(spec) for spec in specs}
     rows = {spec.name: (spec, spec.agent_defaults()) for spec in specs}
     slots = anyio.Semaphore(BACKEND_SLOTS)
@@ -109,9 +112,11 @@ def build_server(specs: Sequence[ToolSpec], http: httpx.AsyncClient) -> Server[A
     )
     # No tool ever asks the client for input, so any `requestState` a client sends is one this
     # server did not mint: the SDK's boundary refuses it (-32602), as `MCPServer` does.
-    server.middleware.append(
-        RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=SERVER_NAME)
-    )
+    # Our span middleware replaces the SDK's default one (svc_mcp.spans says why).
+    server.middleware = [
+        RequestSpans(transport),
+        RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=SERVER_NAME),
+    ]
     return server
 
 
@@ -141,7 +146,7 @@ async def _run(
 
 def _error_result(error: CallError) -> CallToolResult:
     return CallToolResult(
-        content=[TextContent(type="text", text=f"{error.kind}: {error}")],
+        content=[TextContent(type="text", text=f"{error.kind}: {error.told()}")],
         structured_content=error.as_dict(),
         is_error=True,
     )
