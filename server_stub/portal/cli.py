@@ -49,8 +49,11 @@ def serve_portal(
 
     data_dir = _data_dir(data)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    from server_stub.telemetry import setup, traced
+
+    setup("svc-stub portal")  # before confinement: the exporter's modules load now
     try:
-        app = create_app(data_dir, access_proxy=PortalSettings().access_proxy())
+        app = traced(create_app(data_dir, access_proxy=PortalSettings().access_proxy()))
     except (DataError, ValueError) as exc:
         _fail(f"cannot start the portal: {exc}")
     confine_portal(data_dir, port)

@@ -69,8 +69,11 @@ def serve(
         )
     for warning in warnings:
         typer.echo(warning, err=True)
+    from server_stub.telemetry import setup, traced
+
+    setup("svc-stub service")  # before confinement: the exporter's modules load now
     try:
-        app = create_app(settings, bound_host=host)
+        app = traced(create_app(settings, bound_host=host))
     except StartupRefused as exc:
         raise _fail(str(exc)) from None
     plain_log_lines(logging.getLogger())
