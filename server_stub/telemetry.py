@@ -113,8 +113,9 @@ def setup(service_name: str) -> None:
 
 
 def traced(app: ASGIApp) -> ASGIApp:
-    """`app` inside a request span when telemetry is on; `app` itself when off."""
-    return app if _tracer is None else _RequestSpans(app)
+    """`app` inside a request span when telemetry is configured; `app` itself when not. (The
+    wrapper is built before `setup`, which runs after confinement.)"""
+    return _RequestSpans(app) if configured() else app
 
 
 def child(name: str, **attributes: str) -> AbstractContextManager[Any]:
@@ -146,7 +147,7 @@ class _RequestSpans:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or _tracer is None:
             await self.app(scope, receive, send)
             return
         with _request_span(scope) as observe:

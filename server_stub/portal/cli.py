@@ -51,12 +51,12 @@ def serve_portal(
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     from server_stub.telemetry import setup, traced
 
-    setup("svc-stub portal")  # before confinement: the exporter's modules load now
     try:
         app = traced(create_app(data_dir, access_proxy=PortalSettings().access_proxy()))
     except (DataError, ValueError) as exc:
         _fail(f"cannot start the portal: {exc}")
     confine_portal(data_dir, port)
+    setup("svc-stub portal")  # after confinement, which must find one thread
     serve(app, host, port)
 
 

@@ -71,7 +71,6 @@ def serve(
         typer.echo(warning, err=True)
     from server_stub.telemetry import setup, traced
 
-    setup("svc-stub service")  # before confinement: the exporter's modules load now
     try:
         app = traced(create_app(settings, bound_host=host))
     except StartupRefused as exc:
@@ -99,6 +98,7 @@ def serve(
         loop="auto",
     )
     confine_service(settings.db_path, port)
+    setup("svc-stub service")  # after confinement, which must find one thread
     uvicorn.Server(config).run()
 
 

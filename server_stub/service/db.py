@@ -90,10 +90,9 @@ class ServiceDatabase:
     def _cached(self, key: Hashable | None, compute: Callable[[sqlite3.Connection], _T]) -> _T:
         """`compute(connection)`, or its earlier result when nothing was committed since.
         A None key is never cached."""
-        with self.reading() as connection:
+        with child("sqlite.query", **_SQLITE), self.reading() as connection:
             if key is None:
-                with child("sqlite.query", **_SQLITE):
-                    return compute(connection)
+                return compute(connection)
             version = connection.execute("PRAGMA data_version").fetchone()[0]
             if version != self._cached_version or len(self._cache) >= MAX_CACHED_RESULTS:
                 self._cache.clear()
@@ -101,8 +100,7 @@ class ServiceDatabase:
             if key in self._cache:
                 result: _T = self._cache[key]
                 return result
-            with child("sqlite.query", **_SQLITE):
-                result = compute(connection)
+            result = compute(connection)
             self._cache[key] = result
             return result
 

@@ -158,8 +158,8 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
             )
         from svc_client.telemetry import setup
 
-        setup(PROG)  # before confinement: the exporter's modules load now
         confine_stdio_server()
+        setup(PROG)  # after confinement, which must find one thread: the exporters start some
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(serve_stdio(selected))
         return

@@ -165,8 +165,9 @@ class NoStandaloneStream:
 
 async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None:
     token = required_token(options, gateway_token())
-    setup_telemetry("svc-mcp --http")  # before confinement: the exporter's modules load now
     confine_gateway(options.port)
+    # After confinement, which must find one thread: the exporters start some.
+    setup_telemetry("svc-mcp --http")
     async with new_http_client() as http:
         # Stateless with JSON answers: no session lives in this process, so any number of
         # instances with the same token can sit behind any load balancer (README "Scale out").

@@ -99,10 +99,17 @@ def _parent(meta: Mapping[str, Any] | None) -> Any:
 
 
 def _failure_kind(result: object) -> str | None:
-    if not isinstance(result, CallToolResult) or not result.is_error:
+    """A failed call's kind (our `FailureKind`), from the result as the handler returned it or
+    as the SDK has serialised it by then."""
+    if isinstance(result, CallToolResult):
+        failed, content = result.is_error, result.structured_content
+    elif isinstance(result, Mapping):
+        failed, content = result.get("isError") is True, result.get("structuredContent")
+    else:
         return None
-    content = result.structured_content or {}
-    kind = content.get("kind")
+    if not failed:
+        return None
+    kind = content.get("kind") if isinstance(content, Mapping) else None
     return kind if isinstance(kind, str) else "tool_error"
 
 
