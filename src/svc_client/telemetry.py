@@ -31,6 +31,18 @@ CAPTURE_ARGUMENTS_VARIABLE = "SVC_MCP_OTEL_CAPTURE_ARGUMENTS"
 """`true`: a tool span also records the argument names given and the values of arguments that
 are not secrets (README "Observability"); off by default."""
 
+PASSED_VARIABLES = (
+    *ENABLING_VARIABLES,
+    "OTEL_SERVICE_NAME",
+    "OTEL_RESOURCE_ATTRIBUTES",
+    "OTEL_TRACES_SAMPLER",
+    "OTEL_TRACES_SAMPLER_ARG",
+    "OTEL_SDK_DISABLED",
+    CAPTURE_ARGUMENTS_VARIABLE,
+)
+"""What `install` copies into a host entry. Not OTEL_EXPORTER_OTLP_HEADERS: it often holds a
+collector's API key, which must not land in a host's file in clear (README "Observability")."""
+
 _OTLP_DEFAULT_PORT = 4318
 
 
