@@ -26,6 +26,7 @@ from tests.mcp.conftest import (
     ServiceStub,
     over_http,
     process_env,
+    run_command,
     service_stub,
 )
 from tests.mcp.test_service_tools import signed_envelope
@@ -175,6 +176,12 @@ def test_one_trace_over_stdio(
     [result] = over_stdio(variables, era, [("get_system", {}, parent)], tmp_path / "stderr")
     assert not result.is_error
     check_trace(receiver, parent, "test-stdio", "pipe")
+    metrics = ("mcp.server.operation.duration", "http.client.request.duration")
+    receiver.wait_for(lambda r: all(name in r.metrics for name in metrics))
+    calls = [p for p in receiver.metrics[metrics[0]] if p.get("mcp.method.name") == "tools/call"]
+    assert calls[0]["gen_ai.tool.name"] == "get_system"
+    assert any(p.get("svc.backend") == "service" for p in receiver.metrics[metrics[1]])
+    receiver.wait_for(lambda r: "http.server.request.duration" in r.metrics)
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -185,6 +192,7 @@ def test_one_trace_through_the_gateway(
     [result] = through_gateway(gateway[0], era, [("get_system", {}, parent)])
     assert not result.is_error
     check_trace(receiver, parent, "test-gateway", "tcp")
+    receiver.wait_for(lambda r: "svc_mcp.gateway.calls_in_flight" in r.metrics)
 
 
 def _server_span(receiver: Receiver, parent: Parent) -> ReceivedSpan:
@@ -287,3 +295,47 @@ def test_argument_capture_is_opt_in_and_never_records_a_secret() -> None:
     assert "t0k" not in text
     assert "s1g" not in text
     assert text.count(REDACTED) == 2
+
+
+def _imported(report: str) -> set[str]:
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in report.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
+def test_off_and_free_without_otel_variables(service: ServiceStub, tmp_path: Path) -> None:
+    """No OTEL_*: the CLI call and the stub import nothing of OpenTelemetry, the stdio server
+    nothing beyond the API the MCP SDK itself imports."""
+    profiled = {"PYTHONPROFILEIMPORTTIME": "1"}
+    call = run_command([SVC_MCP, "get_system"], {**service.env(), **profiled})
+    assert call.returncode == 0, call.stderr[-2000:]
+    assert "argparse" in _imported(call.stderr), "the import report was read"
+    assert not {m for m in _imported(call.stderr) if m.startswith("opentelemetry")}
+    with service_stub(tmp_path / "stub", **profiled) as stub:
+        assert httpx.get(stub.base_url + "/api/v1/system", headers=stub.headers()).is_success
+        report = stub.log_path.read_text()
+    assert "uvicorn" in _imported(report), "the import report was read"
+    assert not {m for m in _imported(report) if m.startswith("opentelemetry")}
+    over_stdio({**service.env(), **profiled}, "initialize", [], tmp_path / "stderr")
+    server_modules = _imported((tmp_path / "stderr").read_text())
+    assert "mcp" in server_modules, "the import report was read"
+    assert not {
+        m for m in server_modules if m.startswith(("opentelemetry.sdk", "opentelemetry.exporter"))
+    }
+
+
+def test_a_cli_call_makes_the_same_client_span(
+    receiver: Receiver, traced_service: ServiceStub
+) -> None:
+    call = run_command(
+        [SVC_MCP, "get_system"], {**traced_service.env(), **otel_env(receiver, "test-cli")}
+    )
+    assert call.returncode == 0, call.stderr[-2000:]
+    receiver.wait_for(lambda r: any(s.service == "test-cli" for s in r.spans))
+    backend = one([s for s in receiver.spans if s.service == "test-cli"], kind="client")
+    assert backend.name == "GET /api/v1/system"
+    receiver.wait_for(lambda r: has(r, backend.trace_id, "GET /api/v1/system", "sqlite.query"))
+    stub = one(receiver.trace(backend.trace_id), kind="server")
+    assert stub.parent_id == backend.span_id
