@@ -18,6 +18,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
+from svc_mcp.demo_trace import ReceivedSpan, Receiver, otel_env, receiving
 from svc_mcp.spans import REDACTED, captured
 from tests.mcp.conftest import (
     SERVICE_TOKEN,
@@ -30,7 +31,6 @@ from tests.mcp.conftest import (
     service_stub,
 )
 from tests.mcp.test_service_tools import signed_envelope
-from tests.otlp_receiver import ReceivedSpan, Receiver, otel_env, receiving
 from tests.support import free_port, running_server
 
 ERAS = ["initialize", "discover"]

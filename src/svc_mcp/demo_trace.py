@@ -1,5 +1,8 @@
-"""A small OTLP/HTTP (protobuf) receiver on loopback: what a collector would get, decoded with
-opentelemetry-proto, plus every raw body for the tests that search them for secrets."""
+"""`svc-mcp demo --trace`: a small OTLP/HTTP (protobuf) receiver on loopback, in this process,
+and the tree of one call's spans as it arrived (README "Observability").
+
+What a collector would get, decoded with opentelemetry-proto (the `svc-mcp[otel]` extra), plus
+every raw body, which the tests search for secrets."""
 
 from __future__ import annotations
 
@@ -30,6 +33,8 @@ class ReceivedSpan:
     parent_id: str
     attributes: dict[str, Any]
     error: bool
+    start_ns: int = 0
+    end_ns: int = 0
 
 
 @dataclass
@@ -65,6 +70,8 @@ class Receiver:
                             parent_id=span.parent_span_id.hex(),
                             attributes=_attributes(span.attributes),
                             error=span.status.code == 2,
+                            start_ns=span.start_time_unix_nano,
+                            end_ns=span.end_time_unix_nano,
                         )
                     )
 
@@ -132,11 +139,37 @@ def receiving() -> Iterator[Receiver]:
         server.server_close()
 
 
-def otel_env(receiver: Receiver, service_name: str) -> dict[str, str]:
+def otel_env(receiver: Receiver, service_name: str | None = None) -> dict[str, str]:
     """The variables a process needs to export to `receiver` quickly."""
+    named = {"OTEL_SERVICE_NAME": service_name} if service_name else {}
     return {
         "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint,
-        "OTEL_SERVICE_NAME": service_name,
         "OTEL_BSP_SCHEDULE_DELAY": "100",
         "OTEL_METRIC_EXPORT_INTERVAL": "300",
+        **named,
     }
+
+
+def tree(spans: list[ReceivedSpan]) -> str:
+    """The spans of one trace as an indented tree, each with its process, kind and duration."""
+    ids = {span.span_id for span in spans}
+    children: dict[str, list[ReceivedSpan]] = {}
+    for span in sorted(spans, key=lambda s: s.start_ns):
+        children.setdefault(span.parent_id if span.parent_id in ids else "", []).append(span)
+    lines: list[str] = []
+    continued = {"": "", "└─ ": "   ", "├─ ": "│  "}
+
+    def walk(span: ReceivedSpan, prefix: str, branch: str) -> None:
+        took = (span.end_ns - span.start_ns) / 1e6
+        failed = f" error.type={span.attributes['error.type']}" if span.error else ""
+        lines.append(
+            f"{prefix}{branch}{span.name}  [{span.service}, {span.kind}, {took:.1f} ms]{failed}"
+        )
+        below = children.get(span.span_id, [])
+        for index, child in enumerate(below):
+            last = index == len(below) - 1
+            walk(child, prefix + continued[branch], "└─ " if last else "├─ ")
+
+    for root in children.get("", []):
+        walk(root, "", "")
+    return "\n".join(lines)
