@@ -61,6 +61,7 @@ EXIT_INTERRUPTED = 130
 MCP_LOG = "svc-mcp.log"
 """svc-mcp's stderr, in the temporary directory."""
 TRACE_WAIT_SECONDS = 10
+_REQUEST_ID = re.compile(r" \(request id [0-9a-f]+\)$")
 _RETRY_AFTER = re.compile(r"retry after (\d+) seconds")
 
 
@@ -409,11 +410,13 @@ async def _lock_out(session: ClientSession, view: View) -> tuple[int, int]:
 
 
 def _attempt_rows(answers: Sequence[str]) -> list[list[str]]:
-    """One row per try: the error kind and what the agent was told (a repeat says so)."""
+    """One row per try: the error kind and what the agent was told (a repeat says so; each
+    request's id differs, the rest of a repeat does not)."""
     rows = []
+    untagged = [_REQUEST_ID.sub("", text) for text in answers]
     for attempt, text in enumerate(answers, start=1):
         kind, _, told = text.partition(": ")
-        repeated = attempt > 1 and text == answers[attempt - 2]
+        repeated = attempt > 1 and untagged[attempt - 1] == untagged[attempt - 2]
         rows.append([str(attempt), kind, "(the same)" if repeated else told])
     return rows
 
