@@ -140,7 +140,7 @@ async def call_tool(
                     )
                     return _checked(spec, request, payload)
                 except CallError as error:
-                    error.request_id = exchange.request_id
+                    error.request_id = exchange.named_id()
                     raise
         except CallError as error:
             delay = retry_delay(spec, attempt, error)
@@ -171,7 +171,7 @@ def call_tool_once(spec: ToolSpec, arguments: Mapping[str, object]) -> ToolResul
                     )
                     return _checked(spec, request, payload)
                 except CallError as error:
-                    error.request_id = exchange.request_id
+                    error.request_id = exchange.named_id()
                     raise
         except CallError as error:
             delay = retry_delay(spec, attempt, error)

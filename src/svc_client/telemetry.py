@@ -179,6 +179,12 @@ class BackendRequest:
     request_id: str
     headers: dict[str, str] = field(default_factory=dict)
     status: int | None = None
+    traced: bool = False
+
+    def named_id(self) -> str | None:
+        """The id a failure names: the trace id when traced; else the request id, once a
+        backend answered (an unreachable one logged nothing an operator could find)."""
+        return self.request_id if self.traced or self.status is not None else None
 
 
 @contextmanager
@@ -217,7 +223,7 @@ def _traced_request(
     ) as span:
         context = span.get_span_context()
         request_id = format(context.trace_id, "032x") if context.is_valid else os.urandom(8).hex()
-        request = BackendRequest(request_id, {"X-Request-Id": request_id})
+        request = BackendRequest(request_id, {"X-Request-Id": request_id}, traced=True)
         inject(request.headers)
         failure: str | None = None
         try:
