@@ -12,11 +12,11 @@ it (docs/architecture.md).
 from __future__ import annotations
 
 import os
+import random
 import re
 import sys
-import time
-from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,7 +37,14 @@ _REQUEST_ID = re.compile(rb"[0-9a-f]{16,32}")
 _NOTHING: AbstractContextManager[None] = nullcontext()
 _tracer: Any = None
 _counters: dict[str, Any] = {}
-_request_duration: Any = None
+ROOT_SAMPLE_RATIO = 0.01
+"""Without OTEL_TRACES_SAMPLER, a request that carries no trace context is traced once in a
+hundred; one that does follows its caller's decision (README "Observability")."""
+
+_is_recording: Any = None
+_root_ratio: float | None = None
+"""Set when the stub samples roots itself (OTEL_TRACES_SAMPLER unset): a request left out then
+costs no span at all, cheaper than the SDK's sampler deciding on a span it makes anyway."""
 
 
 def configured(environ: Mapping[str, str] | None = None) -> bool:
@@ -71,7 +78,7 @@ def otlp_ports(environ: Mapping[str, str] | None = None) -> tuple[int, ...]:
 def setup(service_name: str) -> None:
     """Turns telemetry on when `configured()`: the SDK's providers read the endpoint, headers,
     sampler, intervals and resource from the environment."""
-    global _tracer, _request_duration
+    global _tracer, _is_recording, _root_ratio
     if _tracer is not None or not configured():
         return
     try:
@@ -100,9 +107,6 @@ def setup(service_name: str) -> None:
         reader = PeriodicExportingMetricReader(OTLPMetricExporter())
         metrics.set_meter_provider(MeterProvider(resource=resource, metric_readers=[reader]))
     meter = metrics.get_meter("svc-stub")
-    _request_duration = meter.create_histogram(
-        "http.server.request.duration", unit="s", description="Requests served, by route, status"
-    )
     for name, description in (
         ("svc_stub.guard.failures", "Failed credentials the guard counted"),
         ("svc_stub.guard.lockouts", "Addresses the guard locked out"),
@@ -110,6 +114,15 @@ def setup(service_name: str) -> None:
     ):
         _counters[name] = meter.create_counter(name, description=description)
     _tracer = trace.get_tracer("svc-stub")
+    _is_recording = _current_span_records
+    if not os.environ.get("OTEL_TRACES_SAMPLER", "").strip():
+        _root_ratio = ROOT_SAMPLE_RATIO
+
+
+def _current_span_records() -> bool:
+    from opentelemetry.trace import get_current_span
+
+    return bool(get_current_span().is_recording())
 
 
 def traced(app: ASGIApp) -> ASGIApp:
@@ -120,7 +133,7 @@ def traced(app: ASGIApp) -> ASGIApp:
 
 def child(name: str, **attributes: str) -> AbstractContextManager[Any]:
     """A child span of the current request's (a shared no-op when telemetry is off)."""
-    if _tracer is None:
+    if _tracer is None or not _is_recording():
         return _NOTHING
     return _tracer.start_as_current_span(name, attributes=attributes)  # type: ignore[no-any-return]
 
@@ -150,57 +163,49 @@ class _RequestSpans:
         if scope["type"] != "http" or _tracer is None:
             await self.app(scope, receive, send)
             return
-        with _request_span(scope) as observe:
-            await self.app(scope, receive, observe(send))
+        from opentelemetry.propagate import extract
+        from opentelemetry.trace import SpanKind, StatusCode
 
+        carrier = {
+            key.decode("latin-1"): value.decode("latin-1")
+            for key, value in scope["headers"]
+            if key in (b"traceparent", b"tracestate")
+        }
+        if not carrier and _root_ratio is not None and random.random() >= _root_ratio:
+            await self.app(scope, receive, send)
+            return
+        method = scope["method"]
+        status = 500
 
-@contextmanager
-def _request_span(scope: Scope) -> Iterator[Any]:
-    from opentelemetry.propagate import extract
-    from opentelemetry.trace import SpanKind, StatusCode
+        async def observed(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
 
-    carrier = {
-        key.decode("latin-1"): value.decode("latin-1")
-        for key, value in scope["headers"]
-        if key in (b"traceparent", b"tracestate")
-    }
-    method = scope["method"]
-    status = 500
-    started = time.perf_counter()
-    with _tracer.start_as_current_span(
-        method,
-        context=extract(carrier) if carrier else None,
-        kind=SpanKind.SERVER,
-        attributes={"http.request.method": method, "url.scheme": scope.get("scheme", "http")},
-        record_exception=False,
-        set_status_on_exception=False,
-    ) as span:
-        scope[TRACE_ID_KEY] = format(span.get_span_context().trace_id, "032x")
-
-        def observe(send: Send) -> Send:
-            async def observed(message: Message) -> None:
-                nonlocal status
-                if message["type"] == "http.response.start":
-                    status = message["status"]
-                await send(message)
-
-            return observed
-
-        try:
-            yield observe
-        finally:
-            route = scope.get("route")
-            template = route.path if isinstance(route, Route) else None
-            attributes: dict[str, Any] = {
-                "http.request.method": method,
-                "http.response.status_code": status,
-            }
-            if template is not None:
-                span.update_name(f"{method} {template}")
-                attributes["http.route"] = template
-            span.set_attributes(attributes)
-            if status >= 500:
-                attributes["error.type"] = str(status)
-                span.set_attribute("error.type", str(status))
-                span.set_status(StatusCode.ERROR)
-            _request_duration.record(time.perf_counter() - started, attributes)
+        with _tracer.start_as_current_span(
+            method,
+            context=extract(carrier) if carrier else None,
+            kind=SpanKind.SERVER,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            scope[TRACE_ID_KEY] = format(span.get_span_context().trace_id, "032x")
+            try:
+                await self.app(scope, receive, observed)
+            finally:
+                if span.is_recording():
+                    route = scope.get("route")
+                    if isinstance(route, Route):
+                        span.update_name(f"{method} {route.path}")
+                        span.set_attribute("http.route", route.path)
+                    span.set_attributes(
+                        {
+                            "http.request.method": method,
+                            "http.response.status_code": status,
+                            "url.scheme": scope.get("scheme", "http"),
+                        }
+                    )
+                    if status >= 500:
+                        span.set_attribute("error.type", str(status))
+                        span.set_status(StatusCode.ERROR)
