@@ -51,7 +51,6 @@ class _Instruments:
     tracer: Any
     backend_duration: Any
     server_duration: Any
-    client_duration: Any
     in_flight: Any
 
 
@@ -127,9 +126,6 @@ def setup(service_name: str) -> None:
         ),
         server_duration=meter.create_histogram(
             "mcp.server.operation.duration", unit="s", description="MCP requests served"
-        ),
-        client_duration=meter.create_histogram(
-            "mcp.client.operation.duration", unit="s", description="MCP requests sent"
         ),
         in_flight=meter.create_up_down_counter(
             "svc_mcp.gateway.calls_in_flight", description="Tool calls the gateway is serving"
