@@ -7,6 +7,7 @@ a metric or a log line."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -340,3 +341,14 @@ def test_a_cli_call_makes_the_same_client_span(
     receiver.wait_for(lambda r: has(r, backend.trace_id, "GET /api/v1/system", "sqlite.query"))
     stub = one(receiver.trace(backend.trace_id), kind="server")
     assert stub.parent_id == backend.span_id
+
+
+def test_without_tracing_an_error_names_the_id_the_access_line_carries(
+    service: ServiceStub,
+) -> None:
+    # A cursor the stub never issued: a 400 (a wrong token would count against the guard).
+    call = run_command([SVC_MCP, "get_positions", "--cursor", "zz"], service.env())
+    assert call.returncode == 9, call.stderr
+    named = re.search(r"\(request id ([0-9a-f]{16})\)$", call.stderr.strip())
+    assert named is not None, call.stderr
+    assert f'"request_id":"{named[1]}"' in service.log_path.read_text()
