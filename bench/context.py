@@ -2,7 +2,8 @@
 
 Against `svc-mcp demo`'s data (the portal and data service stubs started as real processes), a
 real `svc-mcp` stdio server is driven by the official MCP client:
-(a) `tools/list`: the whole result as compact JSON (budget 20,000) and what a host shows the model,
+(a) `tools/list`, for a client without and with MCP Apps views declared: the whole result as
+    compact JSON (budget 20,000) and what a host shows the model,
     name + title + description + inputSchema of every tool (budget 10,000);
 (b) each read tool's text content at default arguments (budget 8,000 each), beside the baseline:
     the REST default page (100 records) rendered as one JSON text, as an MCP result used to be.
@@ -37,9 +38,18 @@ def compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-async def measure(variables: dict[str, str]) -> tuple[int, int, dict[str, int]]:
+APPS = {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
+"""What a client that renders MCP Apps views declares; the list then links the view tools."""
+
+
+async def measure(
+    variables: dict[str, str], extensions: dict[str, dict[str, Any]] | None = None
+) -> tuple[int, int, dict[str, int]]:
     server = StdioServerParameters(command=str(BIN / "svc-mcp"), env={**os.environ, **variables})
-    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+    async with (
+        stdio_client(server) as (read, write),
+        ClientSession(read, write, extensions=extensions) as session,
+    ):
         await session.initialize()
         listed = await session.list_tools()
         tools = [
@@ -82,6 +92,7 @@ def main() -> None:
     with running_stubs() as stubs:
         variables = stubs.mcp_variables()
         listed, shown, results = asyncio.run(measure(variables))
+        listed_views, shown_views, _ = asyncio.run(measure(variables, APPS))
         before = baseline(variables)
     ok = {True: "ok", False: "OVER"}
     print(f"(a) tools/list, {len(TOOLS)} tools, compact JSON")
@@ -90,6 +101,13 @@ def main() -> None:
     )
     print(
         f"    shown to the model     {shown:8,} chars   (budget {SHOWN_BUDGET:,}: {ok[shown <= SHOWN_BUDGET]})"
+    )
+    print("    (the same, for a client that declares MCP Apps views: `_meta.ui` links)")
+    print(
+        f"    whole result with views {listed_views:7,} chars   (budget {LIST_BUDGET:,}: {ok[listed_views <= LIST_BUDGET]})"
+    )
+    print(
+        f"    shown to the model with views {shown_views:,} chars   (budget {SHOWN_BUDGET:,}: {ok[shown_views <= SHOWN_BUDGET]})"
     )
     print("(b) default results, text characters: now vs REST default page (100 records)")
     for name, size in results.items():

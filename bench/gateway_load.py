@@ -141,7 +141,7 @@ def main() -> int:
                 env,
             ) as service,
             server_process(
-                ["-m", "svc_mcp", "--http", "--port", str(gateway_port)],
+                ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(gateway_port)],
                 gateway_port,
                 Path(temp) / "gateway.log",
                 "/mcp",

@@ -137,7 +137,10 @@ def _mcp_calls(out: str) -> list[Row]:
 def _context(out: str) -> list[Row]:
     rows = []
     for measure, figure, budget in re.findall(
-        r"^    (whole result|shown to the model)\s+([\d,]+) chars\s+\(budget ([\d,]+)", out, re.M
+        r"^    ((?:whole result|shown to the model)(?: with views)?)\s+([\d,]+) chars\s+"
+        r"\(budget ([\d,]+)",
+        out,
+        re.M,
     ):
         rows.append(
             Row("context", f"tools/list: {measure}", f"{figure} chars", "", "", f"<= {budget}")

@@ -105,7 +105,7 @@ def main() -> int:
         names = ("stub", "traced stub", "sampled stub", "gw", "traced gw")
         ports = {name: free_port() for name in names}
         stub = ["-m", "server_stub", "service", "--db", str(db), "--port"]
-        gateway = ["-m", "svc_mcp", "--http", "--port"]
+        gateway = ["-m", "svc_mcp", "--http", "--no-auth", "--port"]
         backend = {
             "SERVICE_API_TOKEN": TOKEN,
             "SERVICE_API_BASE": f"http://127.0.0.1:{ports['stub']}",

@@ -11,9 +11,9 @@ every call must be answered, whichever instance gets it.
 
 The suite, the TypeScript SDK and a Node 22 to run them come pinned from
 `conformance/package-lock.json` (`npm ci`, only when `conformance/node_modules` is missing or
-older than the lock). The gateways serve on free loopback ports with no backends behind them: the
-scenarios list and call tools, and a call that cannot reach a backend is still a well-formed MCP
-answer (`unreachable: ...`).
+older than the lock). The gateways serve on free loopback ports without a token (`--no-auth`),
+with no backends behind them: the scenarios list and call tools, and a call that cannot reach a
+backend is still a well-formed MCP answer (`unreachable: ...`).
 
 Run: .venv/bin/uv run --locked --extra dev scripts/conformance.py
 Results: test-artifacts/conformance/<revision>/.
@@ -89,7 +89,7 @@ def typescript_client(node: Path, env: dict[str, str]) -> list[str]:
             port = free_port()
             stack.enter_context(
                 running_server(
-                    ["-m", "svc_mcp", "--http", "--port", str(port)],
+                    ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(port)],
                     port=port,
                     log_path=OUT / f"scale-out-gateway-{index}.log",
                     ready_path="/mcp",
@@ -143,7 +143,7 @@ def main() -> int:
     }
     env.update({"SERVICE_API_BASE": "http://127.0.0.1:9", "PORTAL_API_BASE": "http://127.0.0.1:9"})
     with running_server(
-        ["-m", "svc_mcp", "--http", "--port", str(port)],
+        ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(port)],
         port=port,
         log_path=log,
         ready_path="/mcp",

@@ -10,12 +10,14 @@ import typer
 from server_stub.intel.cli import intel
 from server_stub.portal.cli import register as register_portal
 from server_stub.service.cli import register as register_service
+from svc_serving.help_style import typer_style
 
 app = typer.Typer(
     name="svc-stub",
     help="Stub servers for the portal API and the data service, for tests and small deployments.",
     no_args_is_help=True,
     add_completion=False,
+    **typer_style(),
 )
 demo_data = typer.Typer(
     help="Write a realistic, deterministic demo data set.", no_args_is_help=True

@@ -4,26 +4,31 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp
 
 from server_stub.http import MAX_HEADER_BYTES
-from svc_serving.bounded import HeadLimitedHttpTools, head_refusal
+from svc_serving.bounded import BoundedHttpTools, bounded_protocol, serving_limits
 
 
-class StubHttp(HeadLimitedHttpTools):
-    """The fast HTTP stack, answering an oversized request head with the stubs' envelope."""
+def envelope_error(code: str, message: str) -> dict[str, Any]:
+    return {"ok": False, "error": {"code": code, "message": message}}
 
-    refusal = head_refusal(
-        {
-            "ok": False,
-            "error": {
-                "code": "headers_too_large",
-                "message": f"request headers exceed {MAX_HEADER_BYTES} bytes",
-            },
-        }
-    )
+
+class StubHttp(BoundedHttpTools):
+    """The fast HTTP stack, bounded, answering what it refuses with the stubs' envelope."""
+
+    error_body = staticmethod(envelope_error)
+    # The same words as HeaderLimitMiddleware's 431, whichever of the two answers.
+    head_too_large = f"request headers exceed {MAX_HEADER_BYTES} bytes"
+
+
+def stub_protocol() -> type[BoundedHttpTools]:
+    """StubHttp with this process's connection limits (the file limit raised first); ValueError
+    names a SVC_HTTP_* variable that is wrong."""
+    return bounded_protocol(StubHttp, serving_limits())
 
 
 def plain_log_lines(logger: logging.Logger) -> None:
@@ -40,7 +45,9 @@ def plain_log_lines(logger: logging.Logger) -> None:
     logging.logMultiprocessing = False
 
 
-def serve(app: ASGIApp, host: str, port: int, *, log_level: str = "info") -> None:
+def serve(
+    app: ASGIApp, host: str, port: int, http: type[BoundedHttpTools], *, log_level: str = "info"
+) -> None:
     # The app writes its own access line (server_stub.access_log: route template, status, time);
     # uvicorn's would hold the raw target, query string included (a pasted token).
     access = logging.getLogger("server_stub.access")
@@ -58,6 +65,6 @@ def serve(app: ASGIApp, host: str, port: int, *, log_level: str = "info") -> Non
         log_level=log_level,
         timeout_graceful_shutdown=5,
         # The fast stack: httptools (bounded as above) and uvloop where installed.
-        http=StubHttp,
+        http=http,
         loop="auto",
     )

@@ -18,6 +18,8 @@ from typing import Annotated, Any, Literal
 import rfc8785
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from svc_serving.secrets_check import guessable
+
 SCHEMA_TAG = "svc.intel.v1"
 MIN_KEY_BYTES = 32
 MAX_CLOCK_SKEW = timedelta(minutes=5)
@@ -83,6 +85,8 @@ def key_bytes(secret: str) -> bytes:
     key = secret.encode()
     if len(key) < MIN_KEY_BYTES:
         raise ValueError(f"the intel signing secret must be at least {MIN_KEY_BYTES} bytes")
+    if reason := guessable(secret):
+        raise ValueError(f"the intel signing secret {reason}")
     return key
 
 

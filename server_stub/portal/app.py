@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from server_stub import hosts
 from server_stub.access_log import AccessLogMiddleware
+from server_stub.hosts import HostAllowListMiddleware
 from server_stub.http import (
     ApiError,
     Clock,
@@ -86,8 +88,11 @@ def create_app(
     *,
     access_proxy: AccessProxyConfig | None = None,
     clock: Clock = time.time,
+    allowed_hosts: Iterable[str] = (),
+    bound_host: str | None = None,
 ) -> Starlette:
-    """Builds the app; raises `DataError` when the data directory does not load."""
+    """Builds the app; raises `DataError` when the data directory does not load. It answers for
+    loopback names, `bound_host` and `allowed_hosts` only (server_stub/hosts.py)."""
     store = PortalStore(data_dir)
 
     def endpoint(path: str, view: View) -> Callable[[Request], Awaitable[Response]]:
@@ -115,7 +120,15 @@ def create_app(
     routes.append(openapi_route(openapi.document(access_proxy)))
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(AccessLogMiddleware), Middleware(HeaderLimitMiddleware)],
+        middleware=[
+            Middleware(AccessLogMiddleware),
+            Middleware(HeaderLimitMiddleware),
+            Middleware(
+                HostAllowListMiddleware,
+                allowed=hosts.allowed_hosts(allowed_hosts, bound_host=bound_host),
+                setting="PORTAL_ALLOWED_HOSTS",
+            ),
+        ],
         exception_handlers=envelope_exception_handlers(),
     )
     # "/api/catalog/" is not a route: answer 404, never a redirect built from the Host header.

@@ -18,11 +18,15 @@ from starlette.requests import Request
 from server_stub.http import ApiError, Clock
 from server_stub.portal.models import Principal
 from server_stub.portal.store import Snapshot, token_hash
+from svc_serving.secrets_check import guessable
 
 MAX_CREDENTIAL_CHARS = 4096
 JWT_ALGORITHMS_SECRET = ["HS256"]
 JWT_ALGORITHMS_KEYS = ["RS256", "ES256", "EdDSA"]
 MAX_IAT_AGE_SECONDS = 24 * 60 * 60
+MAX_LIFETIME_WITHOUT_IAT = 24 * 60 * 60
+"""Without `iat` nothing says when an assertion was made: one valid for longer than this from now
+(a forged or leaked one made to last) is refused. PORTAL_ACCESS_JWT_MAX_LIFETIME changes it."""
 CLOCK_LEEWAY_SECONDS = 60
 
 
@@ -59,6 +63,7 @@ class AccessProxyConfig:
     audience: str
     secret: str | None = None
     jwks: jwt.PyJWKSet | None = None
+    max_lifetime: float = MAX_LIFETIME_WITHOUT_IAT
 
     @classmethod
     def from_settings(
@@ -69,6 +74,7 @@ class AccessProxyConfig:
         audience: str | None,
         secret: str | None,
         jwks_file: Path | None,
+        max_lifetime: float = MAX_LIFETIME_WITHOUT_IAT,
     ) -> AccessProxyConfig | None:
         if not secret and jwks_file is None:
             return None
@@ -76,6 +82,8 @@ class AccessProxyConfig:
             raise ValueError("access-proxy JWTs need both an issuer and an audience to check")
         if secret and len(secret) < 32:
             raise ValueError("the access-proxy HS256 secret must be at least 32 characters")
+        if secret and (guess := guessable(secret)):
+            raise ValueError(f"the access-proxy HS256 secret {guess}")
         jwks = None
         if jwks_file is not None:
             try:
@@ -83,7 +91,12 @@ class AccessProxyConfig:
             except (OSError, ValueError, jwt.PyJWKSetError) as exc:
                 raise ValueError(f"cannot read the JWKS file {jwks_file}: {exc}") from None
         return cls(
-            header=header, issuer=issuer, audience=audience, secret=secret or None, jwks=jwks
+            header=header,
+            issuer=issuer,
+            audience=audience,
+            secret=secret or None,
+            jwks=jwks,
+            max_lifetime=max_lifetime,
         )
 
     def verify(self, assertion: str, now: float) -> dict[str, Any]:
@@ -113,7 +126,7 @@ class AccessProxyConfig:
             )
         except (jwt.PyJWTError, ValueError, TypeError):
             raise _unauthorized("the access-proxy assertion does not verify") from None
-        if not _time_valid(claims, now):
+        if not _time_valid(claims, now, self.max_lifetime):
             raise _unauthorized("the access-proxy assertion is expired or not yet valid")
         return claims
 
@@ -125,18 +138,18 @@ class AccessProxyConfig:
         raise jwt.InvalidKeyError("no key with that id")
 
 
-def _time_valid(claims: dict[str, Any], now: float) -> bool:
+def _time_valid(claims: dict[str, Any], now: float, max_lifetime: float) -> bool:
     """`exp` required, `nbf` and `iat` honoured when present; every one a finite number (JSON
     allows `Infinity`, which would never expire). `iat` may be at most MAX_IAT_AGE_SECONDS old and
-    CLOCK_LEEWAY_SECONDS ahead of this clock."""
+    CLOCK_LEEWAY_SECONDS ahead of this clock; without it, `exp` at most `max_lifetime` ahead."""
     exp, nbf, iat = claims.get("exp"), claims.get("nbf"), claims.get("iat")
     if not _is_finite_time(exp) or now >= exp:
         return False
     if nbf is not None and (not _is_finite_time(nbf) or now < nbf):
         return False
-    return iat is None or (
-        _is_finite_time(iat) and now - MAX_IAT_AGE_SECONDS <= iat <= now + CLOCK_LEEWAY_SECONDS
-    )
+    if iat is None:
+        return exp - now <= max_lifetime
+    return _is_finite_time(iat) and now - MAX_IAT_AGE_SECONDS <= iat <= now + CLOCK_LEEWAY_SECONDS
 
 
 def _is_finite_time(value: object) -> TypeGuard[float]:

@@ -42,22 +42,40 @@ def serve_portal(
     port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = 8081,
 ) -> None:
     """Serve the read-only portal REST API from a data directory (never written)."""
+    from pydantic import ValidationError
+
     from server_stub.confinement import confine_portal
     from server_stub.portal.app import create_app
     from server_stub.portal.settings import PortalSettings
-    from server_stub.serve import serve
+    from server_stub.serve import serve, stub_protocol
 
     data_dir = _data_dir(data)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     from server_stub.telemetry import setup, traced
 
     try:
-        app = traced(create_app(data_dir, access_proxy=PortalSettings().access_proxy()))
+        settings = PortalSettings()
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"PORTAL_{'_'.join(str(part) for part in error['loc']).upper()}: {error['msg']}"
+            for error in exc.errors()
+        )
+        _fail(f"invalid configuration: {problems}")
+    try:
+        app = traced(
+            create_app(
+                data_dir,
+                access_proxy=settings.access_proxy(),
+                allowed_hosts=settings.allowed_host_names,
+                bound_host=host,
+            )
+        )
+        http = stub_protocol()
     except (DataError, ValueError) as exc:
         _fail(f"cannot start the portal: {exc}")
     confine_portal(data_dir, port)
     setup("svc-stub portal")  # after confinement, which must find one thread
-    serve(app, host, port)
+    serve(app, host, port, http)
 
 
 def demo_portal(

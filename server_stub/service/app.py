@@ -8,6 +8,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 from server_stub.access_log import AccessLogMiddleware
+from server_stub.hosts import HostAllowListMiddleware, allowed_hosts
 from server_stub.http import (
     BodyLimitMiddleware,
     Clock,
@@ -18,7 +19,6 @@ from server_stub.openapi import openapi_route
 from server_stub.service import openapi
 from server_stub.service.auth import Authenticator
 from server_stub.service.db import ServiceDatabase
-from server_stub.service.hosts import HostAllowListMiddleware, allowed_hosts
 from server_stub.service.intake import IntelIntake
 from server_stub.service.passkeys import PasskeyRoutes
 from server_stub.service.routes import ServiceRoutes
@@ -35,7 +35,7 @@ def create_app(
 ) -> Starlette:
     """The service app; `clock` drives the guard and the sessions, `wall_clock` (seconds since
     the epoch) judges intel freshness and dates passkeys. Tests pass fake ones. `bound_host`, the
-    address served on, is one of the `Host` names answered (server_stub/service/hosts.py). Raises
+    address served on, is one of the `Host` names answered (server_stub/hosts.py). Raises
     StartupRefused when the passkey file or a WebAuthn setting is unusable."""
     auth = authenticator if authenticator is not None else Authenticator(settings, clock=clock)
     intake = IntelIntake(settings.db_path, settings.intel_key(), wall_clock)
@@ -58,6 +58,7 @@ def create_app(
                     webauthn_rp_id=settings.webauthn_rp_id,
                     bound_host=bound_host,
                 ),
+                setting="SERVICE_ALLOWED_HOSTS",
             ),
             Middleware(BodyLimitMiddleware),
         ],

@@ -4,7 +4,8 @@ Every credential check goes through `Authenticator`, which decides in this order
 1. auth disabled (empty token): everyone is in, the guard is not consulted;
 2. the client address is locked: 429 `locked_out`, and nothing presented is checked or counted;
 3. a header token (`Authorization: Bearer` first, else `X-API-Token`) is compared in constant time;
-   a wrong one is a counted failure (401, or 429 on the failure that locks);
+   a wrong one is a counted failure (401, or 429 on the failure that locks); an `Authorization`
+   header of another scheme (Basic) is not ours and is passed over;
 4. else a `svc_session` cookie naming a live session authenticates; an unknown or expired one
    counts as no credential (a restarted server forgets its sessions; that is no attack);
 5. no credential: 401 `unauthorized`, not counted.
@@ -32,6 +33,7 @@ from server_stub.service.guard import (
     FailureOutcome,
     LoginFloodLimit,
     LoginRefused,
+    SenderLimit,
 )
 from server_stub.service.security_log import SecurityLog
 from server_stub.service.sessions import SESSION_COOKIE, SessionStore
@@ -112,8 +114,10 @@ class Authenticator:
         self.log = SecurityLog(clock)
         self.guard = guard if guard is not None else BruteForceGuard(clock, log=self.log)
         self.flood = flood if flood is not None else LoginFloodLimit(clock, log=self.log)
+        self.options_limit = SenderLimit(clock, log=self.log)
         self.sessions = sessions if sessions is not None else SessionStore(clock)
         self._configured_origin = origin_key(settings.webauthn_origin or "")
+        self._trusted_proxies = settings.trusted_proxies
 
     def client_address(self, connection: HTTPConnection) -> str:
         peer = connection.scope.get("client")
@@ -122,6 +126,7 @@ class Authenticator:
             forwarded_for_values(connection.scope.get("headers", [])),
             trust_proxy=self.settings.trust_proxy,
             hops=self.settings.trusted_proxy_hops,
+            trusted_proxies=self._trusted_proxies,
         )
 
     def token_matches(self, presented: str) -> bool:
@@ -178,6 +183,14 @@ class Authenticator:
             refused = self.flood.admit(client)
         if refused is not None:
             count("svc_stub.guard.refused", reason="rate_limited")
+            raise rate_limited(refused)
+
+    def admit_login_options(self, client: str) -> None:
+        """For a request that starts a login but presents no credential (passkey options): the
+        lockout, then the sender's own allowance; the shared login budget is not touched."""
+        self.refuse_if_locked(client)
+        refused = self.options_limit.admit(client)
+        if refused is not None:
             raise rate_limited(refused)
 
     def failed_credential(self, client: str, via: Via) -> ApiError:
@@ -314,12 +327,12 @@ class Authenticator:
 def _header_credential(request: Request) -> tuple[Via, str | None] | None:
     """The presented header token: (where, value), value None when the header is malformed."""
     authorization = request.headers.get("authorization", "").strip()
-    if authorization:
-        scheme, _, value = authorization.partition(" ")
+    scheme, _, value = authorization.partition(" ")
+    if scheme.lower() == "bearer":
+        # Another scheme (Basic from a Basic-auth edge in front of the browser) is no credential
+        # of ours: it neither overrides the token header or the cookie nor counts as a failure.
         value = value.strip()
-        if scheme.lower() == "bearer" and value:
-            return Via.AUTHORIZATION, value
-        return Via.AUTHORIZATION, None
+        return Via.AUTHORIZATION, value or None
     api_token = request.headers.get("x-api-token", "").strip()
     if api_token:
         return Via.X_API_TOKEN, api_token

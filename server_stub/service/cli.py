@@ -10,7 +10,12 @@ import typer
 
 from server_stub.service import admin as admin_commands
 from server_stub.service.demo_data import DemoDataExists, write_demo_database
-from server_stub.service.settings import StartupRefused, check_bind, load_settings
+from server_stub.service.settings import (
+    StartupRefused,
+    check_bind,
+    load_settings,
+    proxy_trust_warnings,
+)
 
 EXIT_REFUSED = 2
 
@@ -52,12 +57,15 @@ def serve(
     import uvicorn
 
     from server_stub.confinement import confine_service
-    from server_stub.serve import StubHttp, plain_log_lines
+    from server_stub.serve import plain_log_lines, stub_protocol
     from server_stub.service.app import create_app
 
     try:
         settings = load_settings(**({"db_path": db} if db is not None else {}))
-        warnings = check_bind(settings, host, insecure_open=insecure_open)
+        warnings = [
+            *check_bind(settings, host, insecure_open=insecure_open),
+            *proxy_trust_warnings(settings),
+        ]
     except StartupRefused as exc:
         raise _fail(str(exc)) from None
     if settings.db_path is None:
@@ -73,7 +81,8 @@ def serve(
 
     try:
         app = traced(create_app(settings, bound_host=host))
-    except StartupRefused as exc:
+        http = stub_protocol()
+    except (StartupRefused, ValueError) as exc:
         raise _fail(str(exc)) from None
     plain_log_lines(logging.getLogger())
     if not access_log:
@@ -93,8 +102,8 @@ def serve(
         log_config=None,
         lifespan="off",
         timeout_graceful_shutdown=5,
-        # The fast stack: httptools, with the request head bounded (it has no bound of its own).
-        http=StubHttp,
+        # The fast stack: httptools, bounded in head size and time and in connections.
+        http=http,
         loop="auto",
     )
     confine_service(settings.db_path, port)

@@ -1,8 +1,10 @@
 """Which address a request is counted under by the brute-force guard (docs/api-service.md).
 
 With proxy trust off, only the TCP peer counts and `X-Forwarded-For` is ignored entirely. With it
-on, all `X-Forwarded-For` headers are joined into one append chain and the entry `hops` from the
-right is used: entries left of it may be written by anyone and are ignored. A missing or too short
+on, the header counts only from a peer among the trusted proxies (SERVICE_TRUSTED_PROXY_ADDRESSES;
+every peer when none are configured), and all `X-Forwarded-For` headers are joined into one append
+chain and the entry `hops` from the right is used: entries left of it may be written by anyone and
+are ignored. A missing or too short
 chain, or a selected entry that is not an IP address, falls back to the peer (the proxy), so those
 clients share one bucket: fail closed.
 
@@ -18,6 +20,22 @@ import ipaddress
 from collections.abc import Iterable
 
 FORWARDED_FOR = b"x-forwarded-for"
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def proxy_networks(value: str) -> tuple[IPNetwork, ...]:
+    """The networks of a comma-separated list of addresses and CIDRs; ValueError names a bad
+    entry's position, never more of it."""
+    networks = []
+    for position, entry in enumerate((e.strip() for e in value.split(",") if e.strip()), 1):
+        try:
+            networks.append(ipaddress.ip_network(entry.strip("[]"), strict=False))
+        except ValueError:
+            raise ValueError(
+                f"entry {position} is not an IP address or CIDR network (e.g. 10.0.0.5, "
+                "10.0.0.0/8, ::1)"
+            ) from None
+    return tuple(networks)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -77,16 +95,27 @@ def client_address(
     *,
     trust_proxy: bool,
     hops: int,
+    trusted_proxies: tuple[IPNetwork, ...] | None = None,
 ) -> str:
     """The guard's bucket key for one request."""
     peer_key = _peer_key(peer)
-    if not trust_proxy:
+    if not trust_proxy or not _is_trusted(peer, trusted_proxies):
         return peer_key
     chain = forwarded_chain(forwarded_for)
     if hops < 1 or len(chain) < hops:
         return peer_key
     selected = normalize_address(chain[-hops])
     return bucket_key(selected) if selected else peer_key
+
+
+def _is_trusted(peer: str | None, trusted_proxies: tuple[IPNetwork, ...] | None) -> bool:
+    if trusted_proxies is None:
+        return True
+    address = normalize_address(peer) if peer else None
+    if address is None:
+        return False
+    parsed = ipaddress.ip_address(address)
+    return any(parsed in network for network in trusted_proxies)
 
 
 def _peer_key(peer: str | None) -> str:

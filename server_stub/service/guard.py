@@ -2,8 +2,9 @@
 
 Per client address: 8 counted failures within a rolling 15 minutes lock the address for 15 minutes.
 Across all addresses: at most 60 login POSTs are admitted per rolling minute, at most 10 of them
-from one address. Both take an injected clock (seconds, monotonic by default), so tests move time
-instead of sleeping.
+from one address. Passkey login options (a challenge, no credential) are charged to their sender
+only: at most 10 per address and rolling minute, never from the shared 60 (`SenderLimit`). All
+take an injected clock (seconds, monotonic by default), so tests move time instead of sleeping.
 
 Memory is bounded: at most `max_tracked` addresses are remembered, counting and locked together.
 When a new address must be tracked and the table is full, expired entries go first, then the
@@ -202,4 +203,66 @@ class LoginFloodLimit:
             return LoginRefused(retry_after, by_address=True)
         self._flooding = False
         self._admitted.append((now, address))
+        return None
+
+
+class SenderLimit:
+    """At most `per_address` requests per rolling `window_seconds` from one client address,
+    charged to that address alone: however many addresses send, nobody else's allowance moves.
+    For requests that present no credential (passkey login options), so they can neither spend
+    the shared login budget nor count as failures.
+
+    Memory is bounded: at most `max_tracked` addresses, the least recently seen forgotten first.
+    Each address's first refusal in a window is logged (`options_limit`) with how many addresses
+    are being refused in that window, which is what a flood from many addresses looks like.
+    """
+
+    def __init__(
+        self,
+        clock: Clock = time.monotonic,
+        *,
+        per_address: int = LOGIN_LIMIT_PER_ADDRESS,
+        window_seconds: float = LOGIN_FLOOD_WINDOW_SECONDS,
+        max_tracked: int = MAX_TRACKED_ADDRESSES,
+        log: SecurityLog | None = None,
+    ) -> None:
+        self._clock = clock
+        self._per_address = per_address
+        self._window = window_seconds
+        self._max_tracked = max_tracked
+        self.log = log if log is not None else SecurityLog(clock)
+        # address -> admitted times inside the window, oldest first; least recently seen first.
+        self._admitted: OrderedDict[str, deque[float]] = OrderedDict()
+        # address -> time of its first refusal in the current window.
+        self._refusing: OrderedDict[str, float] = OrderedDict()
+
+    @property
+    def tracked(self) -> int:
+        return len(self._admitted)
+
+    def admit(self, address: str) -> LoginRefused | None:
+        now = self._clock()
+        while self._refusing and now - next(iter(self._refusing.values())) >= self._window:
+            self._refusing.popitem(last=False)
+        times = self._admitted.pop(address, None) or deque()
+        while times and now - times[0] >= self._window:
+            times.popleft()
+        self._admitted[address] = times
+        if len(times) >= self._per_address:
+            retry_after = whole_seconds_until(times[0] + self._window, now)
+            if address not in self._refusing:
+                self._refusing[address] = now
+                if len(self._refusing) > self._max_tracked:
+                    self._refusing.popitem(last=False)
+                self.log.event(
+                    "options_limit",
+                    address,
+                    "address_share_spent",
+                    retry_after=retry_after,
+                    addresses_refused=len(self._refusing),
+                )
+            return LoginRefused(retry_after, by_address=True)
+        times.append(now)
+        while len(self._admitted) > self._max_tracked:
+            self._admitted.popitem(last=False)
         return None

@@ -3,10 +3,11 @@
 Routes, all under PREFIX:
 - `POST register/options`, `POST register`: a new passkey; needs a browser session (sign in with the
   token first), and like every cookie-authenticated write a same-origin `Origin`;
-- `POST login/options`, `POST login`: a session from a passkey assertion. Both pass the lockout and
-  the login flood limit (`Authenticator.admit_login`); a bad assertion is a counted failure
-  (`failed_credential`), a good one clears the address's counter and sets `svc_session` exactly like
-  the token login (`complete_login`);
+- `POST login/options`, `POST login`: a session from a passkey assertion. The options pass the
+  lockout and the sender's own allowance (`Authenticator.admit_login_options`), the login the
+  lockout and the login flood limit (`Authenticator.admit_login`); a bad assertion is a counted
+  failure (`failed_credential`), a good one clears the address's counter and sets `svc_session`
+  exactly like the token login (`complete_login`);
 - `GET credentials`, `DELETE credentials/{id}`: the registered passkeys, without key material.
 
 The relying party comes from `RelyingPartyResolver`, the challenges from `ChallengeStore` (single
@@ -125,12 +126,19 @@ class PasskeyRoutes:
     # --- login ---------------------------------------------------------------------------------
 
     async def login_options(self, request: Request) -> Response:
-        self._admit_login(request, json_body=False)
+        QueryReader(request, ())
+        self._require_auth_enabled()
+        self.auth.refuse_foreign_origin(request)
+        # The Host is checked (it names the relying party) before anything is charged, and the
+        # options are charged to the sender alone: they carry no credential, so they must not
+        # spend the login budget everyone shares.
+        party = self._party(request)
+        self.auth.admit_login_options(self.auth.client_address(request))
         # The challenge belongs to this browser: the login must come with the same nonce cookie,
         # so a challenge handed to (or phished from) one browser is useless in another.
         nonce = secrets.token_urlsafe(32)
         options = generate_authentication_options(
-            rp_id=self._party(request).rp_id,
+            rp_id=party.rp_id,
             challenge=self.challenges.issue(Ceremony.LOGIN, nonce),
             timeout=self._timeout_ms,
             # Discoverable credentials: the browser offers the passkeys it holds for this RP, so

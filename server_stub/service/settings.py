@@ -7,9 +7,11 @@ from pathlib import Path
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from server_stub.hosts import host_names
 from server_stub.intel.envelope import key_bytes
-from server_stub.service.hosts import host_name
+from server_stub.service.client_ip import IPNetwork, proxy_networks
 from svc_serving.bounded import is_loopback
+from svc_serving.secrets_check import guessable
 
 MIN_TOKEN_LENGTH = 24
 RECOMMENDED_PUBLIC_TOKEN_LENGTH = 32
@@ -36,6 +38,20 @@ class ServiceSettings(BaseSettings):
     intel_hmac: SecretStr = SecretStr("")
     allowed_hosts: str = ""
     """Comma-separated host names answered beside loopback and the bound address."""
+    trusted_proxy_addresses: str = ""
+    """Comma-separated addresses and CIDR networks of the proxies whose X-Forwarded-For counts
+    (with trust_proxy); empty: any peer's."""
+
+    @field_validator("trusted_proxy_addresses")
+    @classmethod
+    def _networks_only(cls, value: str) -> str:
+        proxy_networks(value)
+        return value
+
+    @property
+    def trusted_proxies(self) -> tuple[IPNetwork, ...] | None:
+        """The proxies whose X-Forwarded-For counts; None: any peer's (none configured)."""
+        return proxy_networks(self.trusted_proxy_addresses) or None
 
     @field_validator("api_token", mode="before")
     @classmethod
@@ -58,17 +74,12 @@ class ServiceSettings(BaseSettings):
     @field_validator("allowed_hosts")
     @classmethod
     def _host_names_only(cls, value: str) -> str:
-        for entry in value.split(","):
-            if entry.strip() and host_name(entry) is None:
-                raise ValueError(
-                    "give host names or addresses separated by commas (no scheme or path; "
-                    "IPv6 in brackets)"
-                )
+        host_names(value)
         return value
 
     @property
     def allowed_host_names(self) -> list[str]:
-        return [entry.strip() for entry in self.allowed_hosts.split(",") if entry.strip()]
+        return host_names(self.allowed_hosts)
 
     @field_validator("trusted_proxy_hops", mode="before")
     @classmethod
@@ -120,6 +131,18 @@ def check_token(settings: ServiceSettings) -> None:
             "SERVICE_API_TOKEN must consist of visible ASCII characters only "
             "(no spaces or non-ASCII), so that it can travel in an HTTP header"
         )
+    if reason := guessable(token):
+        raise StartupRefused(f"SERVICE_API_TOKEN {reason}")
+
+
+def proxy_trust_warnings(settings: ServiceSettings) -> list[str]:
+    if settings.trust_proxy and settings.trusted_proxies is None:
+        return [
+            "warning: SERVICE_TRUST_PROXY=1 without SERVICE_TRUSTED_PROXY_ADDRESSES: "
+            "X-Forwarded-For is taken from any peer, so a client reaching this port directly "
+            "picks its own lockout bucket; list your proxies' addresses there"
+        ]
+    return []
 
 
 def check_bind(settings: ServiceSettings, host: str, *, insecure_open: bool) -> list[str]:

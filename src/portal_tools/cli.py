@@ -16,6 +16,7 @@ from portal_tools.tools import PORTAL_TOOLS
 from svc_client.exits import quiet_on_broken_pipe
 from svc_client.terminal import run_tool
 from svc_client.toolspec import ToolSpec
+from svc_serving.help_style import typer_style
 
 PROG = "svc-portal"
 
@@ -34,7 +35,8 @@ _GROUP_HELP = {
 
 def build_app(specs: Sequence[ToolSpec]) -> typer.Typer:
     """One command per row, at the row's CLI path; groups are created as paths need them."""
-    root = _new_group(f"Read the portal's API: {PROG} <group> <command> [--options].")
+    # Not named here: the same app runs as `svc-portal` and as `svc-mcp portal`.
+    root = _new_group("Read the portal's API: <group> <command> [--options].")
     groups: dict[tuple[str, ...], typer.Typer] = {(): root}
     for spec in specs:
         group = _group(groups, spec.cli[:-1])
@@ -49,6 +51,7 @@ def _new_group(help_text: str | None) -> typer.Typer:
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
+        **typer_style(),
     )
 
 
@@ -62,7 +65,7 @@ def _group(groups: dict[tuple[str, ...], typer.Typer], path: tuple[str, ...]) ->
 def _command(spec: ToolSpec) -> Callable[..., None]:
     """A typer command whose options are the row's parameters."""
 
-    def command(ctx: typer.Context, **arguments: str | None) -> None:
+    def command(ctx: typer.Context, json_output: bool, **arguments: str | None) -> None:
         params = {param.name: param for param in spec.params}
         parsed = {
             name: None if text is None else params[name].parse(text)
@@ -70,8 +73,16 @@ def _command(spec: ToolSpec) -> Callable[..., None]:
         }
         run_tool(ctx.find_root().info_name or PROG, spec, parsed)
 
+    # Accepted as everywhere else in the CLI; the output is JSON either way.
+    json_option = typer.Option("--json", metavar="", help="Print JSON (always: results are JSON).")
     parameters = [
-        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context),
+        inspect.Parameter(
+            "json_output",
+            inspect.Parameter.KEYWORD_ONLY,
+            default=False,
+            annotation=Annotated[bool, json_option],
+        ),
     ]
     for param in spec.params:
         # Values stay text here: the row's Param checks them when the call runs, so a bad one

@@ -37,8 +37,18 @@ INTEL_MAX_BYTES = 64 * 1024
 SERVICE_ACCESS = f"the data service token ({SERVICE.token_names})"
 
 SYMBOL = Param("symbol", "string", "")
-SINCE = Param("since", "string", "ISO 8601 UTC, no offset (so is until).")
-UNTIL = Param("until", "string", "", cli_help="Before this ISO 8601 time (UTC, no offset).")
+SINCE = Param("since", "string", "ISO 8601 UTC, no offset (so is until).", time_format="date-time")
+UNTIL = Param(
+    "until",
+    "string",
+    "",
+    cli_help="Before this ISO 8601 time (UTC, no offset).",
+    time_format="date-time",
+)
+SINCE_DATE = Param("since", "string", "A date, YYYY-MM-DD (so is until).", time_format="date")
+UNTIL_DATE = Param(
+    "until", "string", "", cli_help="Before this date (YYYY-MM-DD).", time_format="date"
+)
 SIDE = Param("side", "string", "", choices=("buy", "sell"))
 KIND = Param("kind", "string", "")
 
@@ -54,6 +64,7 @@ def _read(
     many: bool = True,
     selectable: bool = False,
     agent_page: int = AGENT_PAGE,
+    view: str | None = None,
 ) -> ToolSpec:
     return read_tool(
         name,
@@ -67,6 +78,7 @@ def _read(
         many=many,
         selectable=selectable,
         agent_page=agent_page,
+        view=view,
     )
 
 
@@ -158,6 +170,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         "/api/v1/positions",
         lambda: models.Position,
         (SYMBOL,),
+        view="table",
     ),
     _read(
         "get_orders",
@@ -195,7 +208,8 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         "List daily P&L (since/until take dates).",
         "/api/v1/pnl",
         lambda: models.DailyPnl,
-        (SINCE, UNTIL),
+        (SINCE_DATE, UNTIL_DATE),
+        view="pnl",
     ),
     _read(
         "get_risk",
@@ -204,6 +218,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         "/api/v1/risk",
         lambda: models.RiskLimit,
         (SYMBOL,),
+        view="table",
     ),
     _read(
         "get_intel",

@@ -22,6 +22,11 @@ class FailureKind(StrEnum):
     BAD_REQUEST = "bad_request"
     SERVER_ERROR = "server_error"
 
+    @classmethod
+    def named(cls, text: object) -> FailureKind:
+        """The kind a peer named (an MCP error's `kind`), or SERVER_ERROR for any other text."""
+        return cls(text) if text in _NAMES else cls.SERVER_ERROR
+
     @property
     def exit_code(self) -> int:
         return _EXIT_CODES[self]
@@ -40,3 +45,4 @@ _EXIT_CODES = {
     FailureKind.BAD_REQUEST: 9,
     FailureKind.SERVER_ERROR: 10,
 }
+_NAMES = frozenset(kind.value for kind in FailureKind)

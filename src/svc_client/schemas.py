@@ -4,7 +4,7 @@ A list payload is published as `{"result": [...], "next_cursor"?: "..."}`, the s
 `ToolResult.structured` returns; an object payload as the record's own schema. Every tool list
 pays for these schemas in an agent's context, so they say only the shape: field names and types
 (nullable ones as an `anyOf` with a `null` branch: a `type` array is not portable to
-single-`type` dialects such as Gemini's OpenAPI subset) and enums, with references inlined; no
+single-`type` dialects such as Google's OpenAPI subset) and enums, with references inlined; no
 generated titles, no descriptions (the tool's description and docs/ say what fields mean), no
 `required` lists (nullable types already say what may be missing, and `fields` may cut a record
 down), no `additionalProperties: true` (the default), and no `type` below the root where other

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from svc_client.errors import Misconfigured
@@ -34,6 +35,8 @@ MAX_TIMEOUT_SECONDS = 600.0
 CA_FILE_VARIABLE = "SSL_CERT_FILE"
 """A private CA for an https backend, read by name (httpx's `trust_env` stays off)."""
 
+STATE_HOME_VARIABLE = "XDG_STATE_HOME"
+"""Where svc-mcp keeps the gateway's token and install's token-bearing backups."""
 INSECURE_HOSTS_VARIABLE = "SVC_MCP_INSECURE_HOSTS"
 """Host names, comma-separated, to which a token may go over plain http (as pip's trusted
 hosts); loopback needs no word."""
@@ -91,3 +94,11 @@ def cleartext_host(url: str, environ: Mapping[str, str] | None = None) -> str | 
     if parts.scheme != "http" or not host or is_loopback(host):
         return None
     return None if host in insecure_hosts(environ) else host
+
+
+def state_directory(environ: Mapping[str, str] | None = None) -> Path:
+    """svc-mcp's own folder in the user's state directory: `$XDG_STATE_HOME/svc-mcp`, else
+    `~/.local/state/svc-mcp` (the XDG rule: a relative XDG_STATE_HOME is invalid and ignored)."""
+    state = (os.environ if environ is None else environ).get(STATE_HOME_VARIABLE, "")
+    base = Path(state) if os.path.isabs(state) else Path.home() / ".local" / "state"
+    return base / "svc-mcp"

@@ -19,6 +19,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from svc_client.errors import InvalidArgument
@@ -31,6 +32,11 @@ if TYPE_CHECKING:
 ParamType = Literal["string", "integer", "object", "array"]
 RecordModel = Callable[[], "type[BaseModel]"]
 """A row's record model, imported only when a schema or a check needs it."""
+TimeFormat = Literal["date-time", "date"]
+_TIME_EXAMPLES: dict[TimeFormat, str] = {
+    "date-time": "an ISO 8601 time such as 2025-06-30T14:00:00Z",
+    "date": "a date such as 2025-06-30",
+}
 MAX_TEXT_CHARS = 1024
 """The longest text argument: filters are identifiers, times and names."""
 _WHOLE_NUMBER = re.compile(r"-?[0-9]{1,18}")
@@ -60,6 +66,9 @@ class Param:
     cli_help: str = ""
     """The CLI's help where the description leaves to another parameter what it needs to say
     (the tool list pays for every word of a description, the CLI's help does not)."""
+    time_format: TimeFormat | None = None
+    """A time: a malformed one is refused here, never sent (the schema leaves the format to
+    the description: the tool list has no room for it)."""
 
     @property
     def blank_is_absent(self) -> bool:
@@ -103,7 +112,7 @@ class Param:
         An optional parameter is `nullable`, the only mark that keeps smolagents from making it
         required. Strict converters (OpenAI's, LangChain's) make every parameter required: one
         that is `neutral` then still gets a value that changes nothing, any other (a choice)
-        also admits `null` as an `anyOf` branch, the spelling that survives them and Gemini's
+        also admits `null` as an `anyOf` branch, the spelling that survives them and Google's
         OpenAPI subset. The allowed values are said in the description as well as the `enum`,
         which some converters drop; a range only there (converters drop range keywords, and
         every list tool would pay for them in an agent's context)."""
@@ -152,6 +161,8 @@ class Param:
             raise self._invalid(f"must be one of {', '.join(self.choices)}")
         if len(value) > MAX_TEXT_CHARS:
             raise self._invalid(f"is {len(value):,} characters; at most {MAX_TEXT_CHARS:,}")
+        if self.time_format is not None and not _is_time(value, self.time_format):
+            raise self._invalid(f"must be {_TIME_EXAMPLES[self.time_format]}")
         return value
 
     def parse(self, text: str) -> object:
@@ -189,6 +200,16 @@ class Param:
 
     def _invalid(self, problem: str) -> InvalidArgument:
         return InvalidArgument(f"{self.name} {problem}", hint=self.name)
+
+
+def _is_time(value: str, time_format: TimeFormat) -> bool:
+    try:
+        if time_format == "date":
+            return len(value) == len("YYYY-MM-DD") and bool(date.fromisoformat(value))
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -257,6 +278,8 @@ class ToolSpec:
     """Checks the arguments before anything is sent; raises `CallError` with what to fix."""
     transport_retries: int = 0
     """Resends after a connection failure; only for rows whose request is idempotent."""
+    view: str | None = None
+    """The MCP Apps view that shows the result to a person (a name in `svc_mcp.views`)."""
 
     @property
     def toolset(self) -> Toolset:
@@ -344,6 +367,7 @@ def read_tool(
     agent_page: int = AGENT_PAGE,
     selectable: bool = False,
     cli: tuple[str, ...] = (),
+    view: str | None = None,
 ) -> ToolSpec:
     """A GET row of either backend: a list (`many`) is paged by the one rule, `paging`; a list
     of wide records (`selectable`) also takes `fields`."""
@@ -360,4 +384,5 @@ def read_tool(
         backend=backend,
         access=access,
         cli=cli,
+        view=view,
     )

@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from service_tools.tools import INTEL_MAX_BYTES
@@ -27,6 +28,7 @@ from svc_client.settings import GATEWAY_TOKEN_VARIABLE
 from svc_client.toolspec import ToolSpec
 from svc_mcp.listing import print_json, print_table
 from svc_mcp.table import TOOLS, TOOLSETS, parse_toolsets, select_tools
+from svc_serving.help_style import argparse_width
 
 if TYPE_CHECKING:
     import asyncio
@@ -92,7 +94,7 @@ def _run_setup(args: Sequence[str]) -> None:
     setup_main(args, prog_name=PROG)
 
 
-def _add_setup_commands(commands: argparse._SubParsersAction[OneLineParser]) -> None:
+def _add_setup_commands(commands: argparse._SubParsersAction[_SuggestingParser]) -> None:
     for name, help_text in SETUP_COMMANDS.items():
         command = commands.add_parser(name, help=help_text, add_help=False)
         command.add_argument("setup_args", nargs=argparse.REMAINDER, action=_SetupFirst)
@@ -116,7 +118,7 @@ def _run_demo(args: Sequence[str]) -> None:
     demo_main(args)
 
 
-def _add_demo_command(commands: argparse._SubParsersAction[OneLineParser]) -> None:
+def _add_demo_command(commands: argparse._SubParsersAction[_SuggestingParser]) -> None:
     command = commands.add_parser(
         "demo", help="run the stubs and drive svc-mcp over stdio", add_help=False
     )
@@ -163,7 +165,7 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(serve_stdio(selected))
         return
-    from svc_mcp.gateway import GatewayOptions, GatewayRefused, serve_http
+    from svc_mcp.gateway import GatewayOptions, GatewayRefused, PortUnavailable, serve_http
 
     defaults = GatewayOptions()
     gateway = GatewayOptions(
@@ -172,12 +174,16 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
         path=options.path or defaults.path,
         allow_remote=options.allow_remote,
         allowed_hosts=tuple(options.allowed_host),
+        no_auth=options.no_auth,
+        uds=options.uds,
     )
     try:
         with asyncio.Runner(loop_factory=_fast_loop()) as runner:
             runner.run(serve_http(selected, gateway))
     except GatewayRefused as refusal:
         fail(PROG, FailureKind.USAGE, str(refusal))
+    except PortUnavailable as unavailable:
+        fail(PROG, FailureKind.MISCONFIGURED, str(unavailable))
 
 
 def _fast_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -190,7 +196,7 @@ def _fast_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(
+    parser = _SuggestingParser(
         prog=PROG,
         description="MCP tools for the service portal (and the data service): serve them over "
         "stdio or HTTP, list them, or call one from the shell.",
@@ -198,7 +204,7 @@ def _parser() -> argparse.ArgumentParser:
         "Exit codes, the gateway and every host: https://github.com/svc-mcp/svc-mcp#readme\n"
         "(README.md, docs/mcp.md and install/README.md in a checkout).",
         # The epilog's lines as written: argparse would break the URL at a hyphen.
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_formatter,
     )
     parser.add_argument("-V", "--version", action="store_true", help="print the version and exit")
     _add_selection(parser, defaults=True)
@@ -219,6 +225,17 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="another Host name clients may use (repeatable)",
     )
+    http.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="serve without the gateway token (loopback or --uds only; every local user may call)",
+    )
+    http.add_argument(
+        "--uds",
+        type=Path,
+        metavar="PATH",
+        help="serve on this Unix socket, mode 0600 (ssh -L 8765:PATH host reaches it)",
+    )
     commands = parser.add_subparsers(dest="command", metavar="<command>")
     listing = commands.add_parser("tools", help="list the tools (JSON unless on a terminal)")
     listing.add_argument("--json", action="store_true", help="print JSON even on a terminal")
@@ -228,7 +245,17 @@ def _parser() -> argparse.ArgumentParser:
     _add_setup_commands(commands)
     _add_demo_command(commands)
     for spec in TOOLS:
-        command = commands.add_parser(spec.name, help=spec.title, description=spec.description)
+        command = commands.add_parser(
+            spec.name,
+            help=spec.title,
+            description=spec.description,
+            epilog=_EPILOGS.get(spec.name),
+            # The description as written: a command in the text stays whole.
+            formatter_class=_formatter,
+        )
+        command.add_argument(
+            "--json", action="store_true", help="print JSON (always: results are JSON)"
+        )
         for param in spec.params:
             # Values stay text here: the row's Param checks them when the call runs, so a bad
             # one fails as `invalid_argument`, the same kind as over MCP.
@@ -243,10 +270,44 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+_EPILOGS = {
+    "submit_intel": "The envelope comes from whoever holds the signing key, e.g. `svc-stub intel "
+    "sign --file draft.json` with SERVICE_INTEL_HMAC set there (never in svc-mcp's environment).",
+}
+
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    """Descriptions as written; options to the terminal's width, or unwrapped when piped."""
+    return argparse.RawDescriptionHelpFormatter(prog, width=argparse_width())
+
+
+class _SuggestingParser(OneLineParser):
+    """A mistyped command or tool name gets the nearest names, not every choice."""
+
+    def error(self, message: str) -> NoReturn:
+        import difflib
+        import re
+
+        typed = re.match(r"argument <command>: invalid choice: '([^']*)'", message)
+        if typed is not None:
+            names = [*SPECIAL_COMMANDS, *SETUP_COMMANDS, *(spec.name for spec in TOOLS)]
+            near = difflib.get_close_matches(typed[1], names, n=3)
+            guess = f"; did you mean {' or '.join(near)}?" if near else ""
+            message = f"no command or tool {typed[1]!r}{guess} ({PROG} tools lists the tools)"
+        super().error(message)
+
+
+SPECIAL_COMMANDS = ("tools", "portal", "demo")
+
+
 def _check_serving_options(parser: argparse.ArgumentParser, options: argparse.Namespace) -> None:
     given = any(value is not None for value in (options.host, options.port, options.path))
-    if not options.http and (given or options.allow_remote or options.allowed_host):
-        parser.error("--host, --port, --path, --allow-remote and --allowed-host need --http")
+    serving = (options.allow_remote, options.allowed_host, options.no_auth, options.uds)
+    if not options.http and (given or any(serving)):
+        parser.error(
+            "--host, --port, --path, --allow-remote, --allowed-host, --no-auth and --uds need "
+            "--http"
+        )
     if options.http and options.command is not None:
         parser.error("--http serves MCP and takes no command")
 

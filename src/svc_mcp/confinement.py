@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 from svc_client.backends import BACKENDS
 from svc_client.errors import Misconfigured
 from svc_client.telemetry import otlp_ports
+from svc_mcp.views import load_assets
 from svc_serving.confine import Policy, confine, status
 
 SETTING = "SVC_MCP_CONFINEMENT"
@@ -40,16 +41,19 @@ def stdio_policy() -> Policy:
     return Policy(process="svc-mcp", connect_ports=connect_ports())
 
 
-def gateway_policy(port: int) -> Policy:
-    return Policy(process="svc-mcp --http", connect_ports=connect_ports(), bind_ports=(port,))
+def gateway_policy() -> Policy:
+    """The gateway confines itself after its listening socket is bound, so it binds nothing."""
+    return Policy(process="svc-mcp --http", connect_ports=connect_ports())
 
 
 def confine_stdio_server() -> None:
+    load_assets()  # what serving reads from the installation, read while it still may
     confine(stdio_policy(), SETTING)
 
 
-def confine_gateway(port: int) -> None:
-    confine(gateway_policy(port), SETTING)
+def confine_gateway() -> None:
+    load_assets()
+    confine(gateway_policy(), SETTING)
 
 
 def status_line() -> str:

@@ -35,7 +35,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent, Tool
 
 from server_stub.intel.envelope import key_bytes, sign
-from svc_client.exits import EXIT_CODES, OneLineParser, fail
+from svc_client.exits import OneLineParser, fail
 from svc_client.failures import FailureKind
 from svc_mcp.demo_stubs import (
     DemoFailed,
@@ -48,6 +48,8 @@ from svc_mcp.demo_stubs import (
 )
 from svc_mcp.demo_view import View, open_view, summarize
 from svc_mcp.hosts.entries import plain_entry
+from svc_mcp.hosts.errors import InstallError
+from svc_mcp.hosts.runners import launch_command, this_installation
 
 if TYPE_CHECKING:
     from svc_mcp.demo_trace import Receiver
@@ -220,29 +222,41 @@ def _show_environment(view: View, stubs: DemoStubs) -> None:
     variables = stubs.mcp_variables()
     exports = [f"export {name}={shlex.quote(value)}" for name, value in variables.items()]
     view.block("Environment for svc-mcp and svc-portal", "\n".join(exports))
-    view.line(
-        "Then try svc-mcp get_system or svc-portal identity whoami (in a checkout, put uv run "
-        "before each command)."
-    )
-    entry = plain_entry(list(MCP_COMMAND), variables)
+    svc_mcp, svc_portal, svc_stub = map(_program, ("svc-mcp", "svc-portal", "svc-stub"))
+    view.line(f"Then try {svc_mcp} get_system or {svc_portal} identity whoami.")
+    entry = plain_entry(_entry_command(), variables)
     view.block(
         "MCP host config", json.dumps({"mcpServers": {"svc": entry}}, indent=2), language="json"
     )
     view.line(
-        "The entry svc-mcp install --print writes; svc-mcp install --client X puts one into a "
-        "host's own file (install/README.md)."
+        "The entry svc-mcp install writes for this installation; svc-mcp install --client X puts "
+        "one into a host's own file (install/README.md)."
     )
     view.block(
         "Signing intel (the key is for the signer, never for svc-mcp)",
         'echo \'{"source": "me", "kind": "note", "body": {}}\' | '
-        f"SERVICE_INTEL_HMAC={shlex.quote(stubs.intel_key)} svc-stub intel sign --file - "
-        "> envelope.json\n"
-        "svc-mcp submit_intel --file envelope.json",
+        f"SERVICE_INTEL_HMAC={shlex.quote(stubs.intel_key)} {svc_stub} intel sign --file - "
+        f"> envelope.json\n{svc_mcp} submit_intel --file envelope.json",
     )
     view.line(
         f"Running: portal {stubs.portal.base_url}, data service {stubs.service.base_url}. "
         "Press Ctrl-C to stop them and remove the data."
     )
+
+
+def _program(name: str) -> str:
+    """This installation's command by its path, so a hint runs as printed (`uv` may be only
+    `.venv/bin/uv`, and the venv not activated)."""
+    return shlex.quote(str(Path(sys.executable).absolute().parent / name))
+
+
+def _entry_command() -> list[str]:
+    """The command `svc-mcp install` writes for this installation (`python -m svc_mcp` when it
+    would refuse, e.g. run from uv's cache)."""
+    try:
+        return launch_command("here", this_installation(os.environ))
+    except InstallError:
+        return list(MCP_COMMAND)
 
 
 def _wait_for_ctrl_c(stubs: DemoStubs) -> None:
@@ -453,7 +467,7 @@ def _succeeded(name: str, result: CallToolResult) -> CallToolResult:
         kind = text.split(":", 1)[0]
         raise DemoFailed(
             f"{name} failed: {text}",
-            FailureKind(kind) if kind in EXIT_CODES else FailureKind.SERVER_ERROR,
+            FailureKind.named(kind),
         )
     return result
 

@@ -37,6 +37,8 @@ CONNECT_TIMEOUT_SECONDS = 3.0
 READ_TIMEOUT_SECONDS = 5.0
 # The one request with the service token: the `get_system` tool's route.
 SERVICE_PROBE = "/api/v1/system"
+THIS_SHELL = "this shell"
+"""How the backend lines are labelled: they use this shell's variables, not a host entry's."""
 
 
 # ------------------------------------------------------------------------------------- settings
@@ -148,25 +150,42 @@ def _read(backend: Backend) -> Connection | Finding:
 
 
 def diagnose(
-    toolsets: Collection[Toolset], name: str, *, trust_project: bool = False
+    toolsets: Collection[Toolset], name: str | None, *, trust_project: bool = False
 ) -> list[Finding]:
-    """All findings in a stable order: per backend its settings and checks, then the hosts."""
+    """All findings in a stable order: per backend this shell's settings and checks, then the
+    hosts' entries, each proven with its own settings.
+
+    The shell's lines say what `svc-mcp` run here would reach. Once a host's entry has been
+    checked with its own settings, the hosts do not depend on them: their failures are then
+    warnings, and the entries' own decide."""
     environ = os.environ
     reads = [(backend, _read(backend)) for backend in BACKENDS if backend.toolset in toolsets]
     checks = [(_CHECKS[b], read) for b, read in reads if isinstance(read, Connection)]
     results = iter(asyncio.run(_check_backends(checks)))
-    findings: list[Finding] = []
+    shell: list[Finding] = []
     for backend, read in reads:
         if isinstance(read, Finding):
-            findings.append(read)
+            shell.append(read)
         else:
-            findings += _setting_findings(backend, read, environ)
-            findings += next(results)
-    return findings + host_findings(
+            shell += _setting_findings(backend, read, environ)
+            shell += next(results)
+    hosts = host_findings(
         name,
         home=Path.home(),
         cwd=Path.cwd(),
         platform=current_platform(),
         environ=environ,
         trust_project=trust_project,
+        toolsets=toolsets,
     )
+    checked = any(f.check.startswith("host.") and f.status in ("ok", "fail") for f in hosts)
+    return [_this_shells(finding, advisory=checked) for finding in shell] + hosts
+
+
+def _this_shells(finding: Finding, *, advisory: bool) -> Finding:
+    """The finding labelled as this shell's (`environment`); a warning once an entry is proven."""
+    labelled = replace(finding, data={**finding.data, "environment": THIS_SHELL})
+    if advisory and finding.status == "fail":
+        note = " (only svc-mcp run here needs this: the host entries carry their own settings)"
+        return replace(labelled, status="warn", kind=None, message=finding.message + note)
+    return labelled

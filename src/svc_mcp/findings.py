@@ -72,9 +72,12 @@ def print_findings(findings: Sequence[Finding], *, as_json: bool) -> None:
 def render(findings: Sequence[Finding], console: Console) -> None:
     for finding in findings:
         mark, style = _MARKS[finding.status]
+        label = finding.data.get("environment")
+        where = f" ({label})" if label else ""
         line = Text.assemble(
             (f"{mark} ", style),
             (finding.check, "bold"),
+            where,
             "  ",
             visible(finding.message, keep_layout=True),
         )

@@ -1,22 +1,31 @@
 """`svc-mcp --http`: the MCP server over streamable HTTP, a small tool gateway.
 
 By default it binds 127.0.0.1; reach it from elsewhere through an SSH tunnel
-(`ssh -N -L 8765:127.0.0.1:8765 host`). The SDK's DNS-rebinding protection answers a foreign
-`Host` with 421 and a foreign `Origin` with 403. A bind beyond loopback is refused unless
-`--allow-remote` is given and `SVC_MCP_GATEWAY_TOKEN` is set; whenever that token is set, every
-request must carry `Authorization: Bearer <token>` (401 otherwise, compared in constant time).
+(`ssh -N -L 8765:127.0.0.1:8765 host`), or serve a Unix socket only its owner may open
+(`--uds PATH`, mode 0600; `ssh -N -L 8765:PATH host`). The SDK's DNS-rebinding protection answers
+a foreign `Host` with 421 and a foreign `Origin` with 403 (a port in either must be digits).
+Every request must carry `Authorization: Bearer <token>` (401 otherwise, compared in constant
+time): `SVC_MCP_GATEWAY_TOKEN`, or when that is unset the token kept for the person in their state
+directory (svc_client/gateway_token.py). `--no-auth` serves without a token, on loopback or a Unix
+socket only. A bind beyond loopback is refused unless `--allow-remote` is given and
+`SVC_MCP_GATEWAY_TOKEN` is set.
 It keeps no session: every POST is answered on its own, as JSON, in both protocol eras
 (initialize and 2026-07-28), so instances scale out behind a load balancer.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import ipaddress
 import os
+import re
+import socket
+import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
@@ -25,16 +34,26 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from svc_client.client import new_http_client
 from svc_client.failures import FailureKind
+from svc_client.gateway_token import (
+    MIN_TOKEN_CHARS,
+    GatewayTokenFileError,
+    ensure_gateway_token,
+    gateway_token_path,
+)
 from svc_client.settings import GATEWAY_TOKEN_VARIABLE
 from svc_client.telemetry import setup as setup_telemetry
 from svc_client.toolspec import ToolSpec
 from svc_mcp.confinement import confine_gateway
 from svc_mcp.server import build_server
-from svc_serving.bounded import HeadLimitedHttpTools, is_loopback
+from svc_serving.bounded import BoundedHttpTools, bounded_protocol, is_loopback, serving_limits
+from svc_serving.secrets_check import guessable
 
-MIN_TOKEN_CHARS = 32
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 TUNNEL_HINT = "or keep the loopback default and tunnel: ssh -N -L 8765:127.0.0.1:8765 <host>"
+
+
+class PortUnavailable(Exception):
+    """The gateway cannot listen where it was told (the port is in use, say): `misconfigured`."""
 
 
 class GatewayRefused(Exception):
@@ -49,6 +68,18 @@ class GatewayOptions:
     allow_remote: bool = False
     allowed_hosts: tuple[str, ...] = ()
     """Extra Host names (besides loopback and the bound address) clients may use."""
+    no_auth: bool = False
+    """Serve without a token (loopback or a Unix socket only)."""
+    uds: Path | None = None
+    """Serve on this Unix socket (mode 0600) instead of host and port."""
+
+
+@dataclass(frozen=True)
+class GatewayAuth:
+    token: str | None
+    """What every request must carry; None with --no-auth."""
+    notice: str
+    """One line for the person at start: where the token comes from (never the token)."""
 
 
 def gateway_token() -> str | None:
@@ -56,25 +87,59 @@ def gateway_token() -> str | None:
     return os.environ.get(GATEWAY_TOKEN_VARIABLE, "").strip() or None
 
 
-def required_token(options: GatewayOptions, token: str | None) -> str | None:
-    """The token requests must carry (None: none), or GatewayRefused for an unsafe setup."""
+def required_token(options: GatewayOptions, token: str | None) -> GatewayAuth:
+    """The token requests must carry, or GatewayRefused for an unsafe setup."""
     if token is not None and len(token) < MIN_TOKEN_CHARS:
         raise GatewayRefused(
-            f"SVC_MCP_GATEWAY_TOKEN must be at least {MIN_TOKEN_CHARS} characters of random text"
+            f"{GATEWAY_TOKEN_VARIABLE} must be at least {MIN_TOKEN_CHARS} characters of random text"
         )
-    if is_loopback(options.host):
-        return token
-    if not options.allow_remote:
+    if token is not None and (reason := guessable(token)):
+        raise GatewayRefused(f"{GATEWAY_TOKEN_VARIABLE} {reason}")
+    local = options.uds is not None or is_loopback(options.host)
+    if options.no_auth and token is not None:
+        raise GatewayRefused(
+            f"--no-auth and {GATEWAY_TOKEN_VARIABLE} together: unset the variable or drop --no-auth"
+        )
+    if options.no_auth and not local:
+        raise GatewayRefused(
+            f"--no-auth serves on loopback or a Unix socket only, not on {options.host}"
+        )
+    if not local and not options.allow_remote:
         raise GatewayRefused(
             f"refusing to bind {options.host}, which is not a loopback address: pass "
-            f"--allow-remote and set SVC_MCP_GATEWAY_TOKEN, {TUNNEL_HINT}"
+            f"--allow-remote and set {GATEWAY_TOKEN_VARIABLE}, {TUNNEL_HINT}"
         )
-    if token is None:
+    if not local and token is None:
         raise GatewayRefused(
-            f"--allow-remote needs SVC_MCP_GATEWAY_TOKEN (at least {MIN_TOKEN_CHARS} characters), "
-            f"which every request must then carry as a bearer token; {TUNNEL_HINT}"
+            f"--allow-remote needs {GATEWAY_TOKEN_VARIABLE} (at least {MIN_TOKEN_CHARS} "
+            f"characters), which every request must then carry as a bearer token; {TUNNEL_HINT}"
         )
-    return token
+    if options.no_auth:
+        return GatewayAuth(None, NO_AUTH_WARNING)
+    if token is not None:
+        return GatewayAuth(token, f"every request needs {GATEWAY_TOKEN_VARIABLE}'s token")
+    return _kept_token()
+
+
+NO_AUTH_WARNING = (
+    "warning: --no-auth: any local user or process that can reach this address may call every "
+    "tool, with this process's backend credentials; drop --no-auth on a machine you share"
+)
+
+
+def _kept_token() -> GatewayAuth:
+    path = gateway_token_path()
+    try:
+        token, created = ensure_gateway_token(path)
+    except (GatewayTokenFileError, OSError) as exc:
+        raise GatewayRefused(f"{exc}; or set {GATEWAY_TOKEN_VARIABLE}") from None
+    kept = "made now" if created else "kept"
+    return GatewayAuth(
+        token,
+        f"{GATEWAY_TOKEN_VARIABLE} is unset, so every request needs the token {kept} in {path} "
+        "(mode 0600); `svc-mcp install --http URL` and `svc-mcp doctor` read it there; another "
+        f'client: export {GATEWAY_TOKEN_VARIABLE}="$(cat {path})"',
+    )
 
 
 def transport_security(options: GatewayOptions) -> TransportSecuritySettings:
@@ -93,6 +158,30 @@ def transport_security(options: GatewayOptions) -> TransportSecuritySettings:
             for port in ("", ":*")
         ],
     )
+
+
+HOST_VALUE = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[^:\[\]/@\s]+)(:[0-9]{1,5})?")
+ORIGIN_VALUE = re.compile(r"https?://(\[[0-9A-Fa-f:.]+\]|[^:\[\]/@\s]+)(:[0-9]{1,5})?")
+
+
+class StrictHostAndOrigin:
+    """Refuses a `Host` or `Origin` whose port is not digits before the SDK's check, whose
+    `name:*` patterns would match `localhost:evil.example` as a prefix."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            host, origin = headers.get(b"host"), headers.get(b"origin")
+            if host is not None and not HOST_VALUE.fullmatch(host.decode("latin-1")):
+                await Response("Invalid Host header", status_code=421)(scope, receive, send)
+                return
+            if origin is not None and not ORIGIN_VALUE.fullmatch(origin.decode("latin-1")):
+                await Response("Invalid Origin header", status_code=403)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def _is_wildcard(host: str) -> bool:
@@ -127,21 +216,44 @@ class BearerGate:
         if scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008})
             return
-        response = JSONResponse(
-            {
-                "error": FailureKind.UNAUTHORIZED,
-                "message": "send Authorization: Bearer <gateway token>",
-            },
-            status_code=401,
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-        await response(scope, receive, send)
+        await self._refusal(scope)(scope, receive, send)
+
+    def _presented(self, scope: Scope) -> bytes | None:
+        """The bearer token presented, or None when there is none."""
+        supplied = dict(scope["headers"]).get(b"authorization", b"")
+        scheme, _, token = supplied.strip().partition(b" ")
+        return (token.strip() or None) if scheme.lower() == b"bearer" else None
 
     def _authorized(self, scope: Scope) -> bool:
-        supplied = dict(scope["headers"]).get(b"authorization", b"")
-        scheme, _, token = supplied.partition(b" ")
+        presented = self._presented(scope)
         # compare_digest's time does not depend on where the values differ.
-        return hmac.compare_digest(token.strip(), self.token) and scheme.lower() == b"bearer"
+        return presented is not None and hmac.compare_digest(presented, self.token)
+
+    def _refusal(self, scope: Scope) -> Response:
+        """RFC 6750: no token gets a bare challenge, a wrong one `invalid_token`; the body names
+        the variable the client must set."""
+        if self._presented(scope) is None:
+            challenge = "Bearer"
+            error: str = FailureKind.UNAUTHORIZED
+            problem = "this gateway needs a bearer token"
+        else:
+            challenge = (
+                'Bearer error="invalid_token", '
+                'error_description="the gateway token is not the one this gateway expects"'
+            )
+            error, problem = (
+                "invalid_token",
+                "the gateway token is not the one this gateway expects",
+            )
+        message = (
+            f"{problem}: set {GATEWAY_TOKEN_VARIABLE} in the client to the gateway's token and "
+            "send it as Authorization: Bearer <token>"
+        )
+        return JSONResponse(
+            {"error": error, "message": message},
+            status_code=401,
+            headers={"WWW-Authenticate": challenge},
+        )
 
 
 class NoStandaloneStream:
@@ -164,35 +276,116 @@ class NoStandaloneStream:
 
 
 async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None:
-    token = required_token(options, gateway_token())
-    confine_gateway(options.port)
-    # After confinement, which must find one thread: the exporters start some.
-    setup_telemetry("svc-mcp --http")
-    async with new_http_client() as http:
-        # Stateless with JSON answers: no session lives in this process, so any number of
-        # instances with the same token can sit behind any load balancer (README "Scale out").
-        app: ASGIApp = build_server(specs, http, transport="tcp").streamable_http_app(
-            streamable_http_path=options.path,
-            transport_security=transport_security(options),
-            host=options.host,
-            stateless_http=True,
-            json_response=True,
-        )
-        app = NoStandaloneStream(app, options.path)
-        if token is not None:
-            app = BearerGate(app, token)
-        config = uvicorn.Config(
-            app,
-            host=options.host,
-            port=options.port,
-            proxy_headers=False,
-            server_header=False,
-            log_level="warning",
-            timeout_graceful_shutdown=5,
-            # httptools, bounded; the event loop is the one the caller runs this coroutine in.
-            http=HeadLimitedHttpTools,
-        )
-        guard = "every request needs the gateway token" if token else "loopback only"
-        url = f"http://{_url_host(options.host)}:{options.port}{options.path}"
-        print(f"svc-mcp: serving MCP at {url} ({guard})", file=sys.stderr)
-        await uvicorn.Server(config).serve()
+    auth = required_token(options, gateway_token())
+    try:
+        http_protocol = bounded_protocol(BoundedHttpTools, serving_limits())
+    except ValueError as exc:
+        raise GatewayRefused(str(exc)) from None
+    with _listening(options) as sockets:
+        # Before any thread starts (Landlock confines the calling thread's descendants only) and
+        # after the listening socket exists: the confined gateway binds nothing.
+        confine_gateway()
+        # After confinement, which must find one thread: the exporters start some.
+        setup_telemetry("svc-mcp --http")
+        async with new_http_client() as http:
+            # Stateless with JSON answers: no session lives in this process, so any number of
+            # instances with the same token can sit behind any load balancer (README "Scale out").
+            app: ASGIApp = build_server(specs, http, transport="tcp").streamable_http_app(
+                streamable_http_path=options.path,
+                transport_security=transport_security(options),
+                host=options.host,
+                stateless_http=True,
+                json_response=True,
+            )
+            app = StrictHostAndOrigin(NoStandaloneStream(app, options.path))
+            if auth.token is not None:
+                app = BearerGate(app, auth.token)
+            config = uvicorn.Config(
+                app,
+                host=options.host,
+                port=options.port,
+                proxy_headers=False,
+                server_header=False,
+                log_level="warning",
+                timeout_graceful_shutdown=5,
+                # httptools, bounded; the event loop is the one the caller runs this coroutine in.
+                http=http_protocol,
+            )
+            where = (
+                f"the Unix socket {options.uds} (mode 0600)"
+                if options.uds is not None
+                else f"http://{_url_host(options.host)}:{options.port}{options.path}"
+            )
+            print(f"svc-mcp: serving MCP at {where}", file=sys.stderr)
+            print(f"svc-mcp: {auth.notice}", file=sys.stderr)
+            await uvicorn.Server(config).serve(sockets=sockets)
+
+
+@contextlib.contextmanager
+def _listening(options: GatewayOptions) -> Iterator[list[socket.socket]]:
+    """The listening socket, bound before the gateway says it serves: host and port
+    (`PortUnavailable` when taken), or the Unix socket, created 0600 before anyone can connect
+    (uvicorn's own `uds` would make it 0666) and removed at the end."""
+    if options.uds is None:
+        listening = _listen(options.host, options.port)
+        try:
+            yield [listening]
+        finally:
+            listening.close()
+        return
+    path = options.uds
+    _remove_stale_socket(path)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    previous = os.umask(0o177)
+    try:
+        listener.bind(str(path))
+    except OSError as exc:
+        listener.close()
+        raise GatewayRefused(f"cannot serve on the Unix socket {path}: {exc.strerror}") from None
+    finally:
+        os.umask(previous)
+    os.chmod(path, 0o600)
+    listener.listen(128)
+    try:
+        yield [listener]
+    finally:
+        listener.close()
+        # Confined, the gateway may not remove files; the next start removes a stale socket.
+        with contextlib.suppress(FileNotFoundError, PermissionError):
+            path.unlink()
+
+
+def _remove_stale_socket(path: Path) -> None:
+    """A socket file left by a gateway that is gone is removed; anything else is refused."""
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(mode):
+        raise GatewayRefused(f"{path} exists and is not a Unix socket: choose another --uds path")
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        path.unlink()
+        return
+    finally:
+        probe.close()
+    raise GatewayRefused(f"another server is listening on {path}: stop it or choose another path")
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port, as uvicorn binds one; `PortUnavailable` when it cannot be."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listening = socket.socket(family, socket.SOCK_STREAM)
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listening.bind((host, port))
+    except OSError as exc:
+        listening.close()
+        raise PortUnavailable(
+            f"cannot listen on {host} port {port} ({exc.strerror or exc}): another program may "
+            "be using it; pass another --port, or stop that program"
+        ) from None
+    listening.set_inheritable(True)
+    return listening

@@ -11,21 +11,30 @@ back as a tool error (`isError`) whose text says what to do. This is the only mo
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from importlib.metadata import version
 from typing import Any
 
 import anyio
 import httpx
+from mcp import MCPError
 from mcp.server import CacheHint, Server, ServerRequestContext
+from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID, ResourceCsp, client_supports_apps
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 from mcp.types import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
     CallToolRequestParams,
     CallToolResult,
+    ListResourcesResult,
     ListToolsResult,
     PaginatedRequestParams,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    Resource,
     TextContent,
+    TextResourceContents,
     Tool,
     ToolAnnotations,
 )
@@ -36,6 +45,7 @@ from svc_client.errors import CallError, NotFound
 from svc_client.schemas import output_schema
 from svc_client.toolspec import ToolSpec
 from svc_mcp.spans import RequestSpans
+from svc_mcp.views import ViewDocument, view_documents, view_uri
 
 SERVER_NAME = "svc-mcp"
 INSTRUCTIONS = (
@@ -72,11 +82,21 @@ def build_server(
     rows = {spec.name: (spec, spec.agent_defaults()) for spec in specs}
     slots = anyio.Semaphore(BACKEND_SLOTS)
     listing = ListToolsResult(tools=list(tools.values()))
+    views = view_documents(specs)
+    # For a client that declared MCP Apps: the same list, each view tool linked to its view. It
+    # differs by what the client declared, so no cache may hand it to another client.
+    listing_with_views = ListToolsResult(
+        tools=[
+            _with_view(tool) if view_uri(tool.name) in views else tool for tool in tools.values()
+        ],
+        cache_scope="private",
+        ttl_ms=TOOL_LIST_TTL_MS,
+    )
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        return listing
+        return listing_with_views if views and client_supports_apps(ctx) else listing
 
     async def call(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
         row = rows.get(params.name)
@@ -109,15 +129,130 @@ def build_server(
         get_tool_input_schema=input_schema,
         on_list_tools=list_tools,
         on_call_tool=call,
+        **_view_handlers(views),
     )
+    # Our span middleware takes the place of the SDK's default one (svc_mcp.spans says why).
+    server.middleware = [RequestSpans(transport)]
+    if views:
+        server.extensions[EXTENSION_ID] = {}
+        server.middleware.append(ViewsForDeclaringClients())
     # No tool ever asks the client for input, so any `requestState` a client sends is one this
     # server did not mint: the SDK's boundary refuses it (-32602), as `MCPServer` does.
-    # Our span middleware replaces the SDK's default one (svc_mcp.spans says why).
-    server.middleware = [
-        RequestSpans(transport),
-        RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=SERVER_NAME),
-    ]
+    server.middleware.append(
+        RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=SERVER_NAME)
+    )
     return server
+
+
+VIEW_TTL_MS = TOOL_LIST_TTL_MS
+"""How long a client may keep a view or the list of views: they change only with the version."""
+
+VIEW_CSP = ResourceCsp(connect_domains=[], resource_domains=[]).model_dump(
+    by_alias=True, exclude_none=True
+)
+"""What a view may reach beyond its own document: nothing."""
+
+VIEW_METHODS = frozenset({"resources/list", "resources/read"})
+
+
+class ViewsForDeclaringClients:
+    """Serves the views only to a client that declared MCP Apps (`io.modelcontextprotocol/ui`
+    with the app MIME type): everyone else sees the capabilities, the list and the errors of a
+    server without resources, byte for byte as before the views existed."""
+
+    async def __call__(
+        self,
+        ctx: ServerRequestContext[Any],
+        call_next: Callable[[ServerRequestContext[Any]], Awaitable[Any]],
+    ) -> Any:
+        if ctx.method == "initialize":
+            declared = _declares_apps((ctx.params or {}).get("capabilities"))
+        else:
+            declared = client_supports_apps(ctx)
+        if ctx.method in VIEW_METHODS and not declared:
+            raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=ctx.method)
+        result = await call_next(ctx)
+        if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
+            return _capabilities_for(result, declared=declared)
+        return result
+
+
+def _declares_apps(capabilities: object) -> bool:
+    extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
+    settings = extensions.get(EXTENSION_ID) if isinstance(extensions, dict) else None
+    mime_types = settings.get("mimeTypes") if isinstance(settings, dict) else None
+    return isinstance(mime_types, list) and APP_MIME_TYPE in mime_types
+
+
+def _capabilities_for(result: dict[str, Any], *, declared: bool) -> dict[str, Any]:
+    capabilities = dict(result.get("capabilities") or {})
+    if declared:
+        # The answer depends on what this client declared: no shared cache may keep it.
+        return {**result, **({"cacheScope": "private"} if "cacheScope" in result else {})}
+    capabilities.pop("resources", None)
+    capabilities.pop("extensions", None)
+    return {**result, "capabilities": capabilities}
+
+
+def _view_handlers(views: dict[str, ViewDocument]) -> dict[str, Any]:
+    """`resources/list` and `resources/read` over the views; none when there are none, so the
+    capabilities claim no resources."""
+    if not views:
+        return {}
+    listing = ListResourcesResult(
+        resources=[
+            Resource(
+                uri=view.uri,
+                name=view.tool,
+                title=view.title,
+                description=view.description,
+                mime_type=APP_MIME_TYPE,
+                size=len(view.html.encode("utf-8")),
+                _meta={"ui": {"csp": VIEW_CSP}},
+            )
+            for view in views.values()
+        ],
+        ttl_ms=VIEW_TTL_MS,
+        cache_scope="public",
+    )
+    contents = {
+        uri: ReadResourceResult(
+            contents=[
+                TextResourceContents(
+                    uri=uri,
+                    mime_type=APP_MIME_TYPE,
+                    text=view.html,
+                    _meta={"ui": {"csp": VIEW_CSP, "prefersBorder": True}},
+                )
+            ],
+            ttl_ms=VIEW_TTL_MS,
+            cache_scope="public",
+        )
+        for uri, view in views.items()
+    }
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        return listing
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: ReadResourceRequestParams
+    ) -> ReadResourceResult:
+        found = contents.get(str(params.uri))
+        if found is None:
+            raise MCPError(
+                code=INVALID_PARAMS,
+                message=f"No view at {str(params.uri)[:200]}",
+                data={"uri": str(params.uri)[:200]},
+            )
+        return found
+
+    return {"on_list_resources": list_resources, "on_read_resource": read_resource}
+
+
+def _with_view(tool: Tool) -> Tool:
+    return tool.model_copy(update={"meta": {"ui": {"resourceUri": view_uri(tool.name)}}})
 
 
 def _tool(spec: ToolSpec) -> Tool:

@@ -17,8 +17,10 @@ import typer
 
 from svc_client.exits import fail
 from svc_client.failures import FailureKind
+from svc_client.settings import GATEWAY_TOKEN_VARIABLE
 from svc_mcp.hosts.entries import (
     ENV_KEYS,
+    MACHINE_KEYS,
     TokenMode,
     check_server_name,
     http_entry,
@@ -30,6 +32,7 @@ from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.plan import apply, plan_install, plan_uninstall
 from svc_mcp.hosts.report import PROG, backup_note, mode_note, report_install, say
 from svc_mcp.hosts.runners import (
+    PACKAGE,
     Runners,
     Source,
     check_on_index,
@@ -39,7 +42,8 @@ from svc_mcp.hosts.runners import (
     own_version,
     this_installation,
 )
-from svc_mcp.hosts.table import HOSTS, Host, Scope, current_platform, find_host, hosts_help
+from svc_mcp.hosts.table import HOSTS, Host, Scope, current_platform, find_hosts, hosts_help
+from svc_serving.help_style import typer_style
 
 app = typer.Typer(
     help="Set svc-mcp up in MCP hosts, and check the set-up.",
@@ -47,7 +51,11 @@ app = typer.Typer(
     add_completion=False,
     # A rich traceback would show local variables, such as a token.
     pretty_exceptions_enable=False,
+    **typer_style(),
 )
+
+FLAG = ""
+"""A flag's metavar: it takes no value, so rich help shows none (not `<bool>`)."""
 
 ClientOption = Annotated[
     str,
@@ -120,6 +128,7 @@ def install(
         bool | None,
         typer.Option(
             "--env-refs/--no-env-refs",
+            metavar=FLAG,
             help="Write the tokens as references the host expands from its own environment, "
             "not as plain text (default: on for --scope project; not for "
             f"{_labels(lambda h: not h.takes_references)}).",
@@ -127,7 +136,10 @@ def install(
         ),
     ] = None,
     print_only: Annotated[
-        bool, typer.Option("--print", help="Print the file that would be written; write nothing.")
+        bool,
+        typer.Option(
+            "--print", metavar=FLAG, help="Print the file that would be written; write nothing."
+        ),
     ] = False,
     config: ConfigOption = None,
     uvx: Annotated[
@@ -142,6 +154,7 @@ def install(
         bool,
         typer.Option(
             "--unpinned",
+            metavar=FLAG,
             help="With --source pypi or github: run whatever is newest at each host start, not "
             "this installation's version (the default pins it).",
         ),
@@ -158,46 +171,72 @@ def install(
 ) -> None:
     """Add svc-mcp to an MCP host's configuration (merged: nothing else in the file changes)."""
     try:
-        host = find_host(client)
-        path = _path(host, scope, config)
-        name = check_server_name(name)
-        inputs: list[dict[str, Any]] = []
-        if http is not None:
-            local = {
-                "--env": bool(env),
-                "--env-refs": env_refs is not None,
-                "--source": source != "here",
-                "--uvx": uvx is not None,
-                "--uv": uv is not None,
-                "--index-url": index_url is not None,
-                "--unpinned": unpinned,
-            }
-            if given := [option for option, value in local.items() if value]:
-                raise InstallError(
-                    f"{', '.join(given)} shape a local entry; with --http the host connects to "
-                    "the gateway, which reads its own environment: drop them"
-                )
-            entry, inputs = http_entry(host, http, http_token, os.environ)
-        else:
-            entry = _stdio_entry(
-                host,
-                source,
-                scope,
-                env or [],
-                env_refs,
-                Runners(uvx=uvx, uv=uv),
-                index_url,
-                check=not print_only,
-                unpinned=unpinned,
-            )
-        change = plan_install(host, path, name, entry, inputs)
-        if print_only:
-            sys.stdout.write(change.text)
-        else:
-            change = apply(change, project=_project(scope))
+        hosts = _hosts(client, config, remote=http is not None)
     except InstallError as error:
         fail(PROG, error.kind, str(error))
-    report_install(host, scope, name, change, plain_secrets(entry), print_only)
+    for host in hosts:
+        try:
+            path = _path(host, scope, config)
+            name = check_server_name(name)
+            inputs: list[dict[str, Any]] = []
+            if http is not None:
+                local = {
+                    "--env": bool(env),
+                    "--env-refs": env_refs is not None,
+                    "--source": source != "here",
+                    "--uvx": uvx is not None,
+                    "--uv": uv is not None,
+                    "--index-url": index_url is not None,
+                    "--unpinned": unpinned,
+                }
+                if given := [option for option, value in local.items() if value]:
+                    raise InstallError(
+                        f"{', '.join(given)} shape a local entry; with --http the host connects "
+                        "to the gateway, which reads its own environment: drop them"
+                    )
+                entry, inputs = http_entry(host, http, http_token, os.environ)
+            else:
+                entry = _stdio_entry(
+                    host,
+                    source,
+                    scope,
+                    env or [],
+                    env_refs,
+                    Runners(uvx=uvx, uv=uv),
+                    index_url,
+                    check=not print_only,
+                    unpinned=unpinned,
+                )
+            change = plan_install(host, path, name, entry, inputs)
+            if print_only:
+                sys.stdout.write(change.text)
+            else:
+                change = apply(change, project=_project(scope))
+        except InstallError as error:
+            fail(PROG, error.kind, str(error))
+        report_install(host, scope, name, change, plain_secrets(entry), print_only)
+        if http is not None and http_token == "ref" and host.prompt_reference is None:  # noqa: S105
+            unset = "" if os.environ.get(GATEWAY_TOKEN_VARIABLE) else " (it is not set here)"
+            say(
+                f"{host.label} sends {GATEWAY_TOKEN_VARIABLE} from its own environment: export it "
+                f"where {host.label} runs, then start it{unset}"
+            )
+
+
+def _hosts(client: str, config: Path | None, *, remote: bool) -> list[Host]:
+    """The hosts `--client` means here; a shorthand's choice is said on stderr."""
+    hosts, chosen = find_hosts(
+        client, home=Path.home(), platform=current_platform(), environ=os.environ
+    )
+    if len(hosts) > 1 and remote:
+        hosts = [host for host in hosts if host.url_key] or hosts
+        chosen = f"{chosen}; --http is for {', '.join(host.label for host in hosts)} only"
+    if len(hosts) > 1 and config is not None:
+        names = " or ".join(f"--client {host.name}" for host in hosts)
+        raise InstallError(f"--config names one file, and --client {client} means two: use {names}")
+    if chosen:
+        say(chosen)
+    return hosts
 
 
 def _stdio_entry(
@@ -227,13 +266,44 @@ def _stdio_entry(
             else found.checkout
         ),
     )
+    if scope == "project" and source in ("here", "local"):
+        # A project's file is shared: this installation's paths exist on this machine only.
+        say(
+            f"a project's file is shared, so the entry runs svc-mcp {own_version()} from the "
+            "package index by `uvx` on each teammate's PATH, not this installation (--source "
+            "pypi or github to choose)"
+        )
+        command = ["uvx", f"{PACKAGE}=={own_version()}"]
+        refs = host.takes_references if env_refs is None else env_refs
+        return server_entry(host, command, _shared_env(pairs), env_refs=refs)
     index = index_url(index_option, os.environ) if source == "pypi" else None
     command = launch_command(source, runners, index_url=index, check=check, unpinned=unpinned)
+    if scope == "project":  # by name: each teammate's own, found on their PATH
+        command = [Path(command[0]).name, *command[1:]]
+    if runners.checkout is not None and command == [runners.script]:
+        say(
+            f"uv is not on PATH, so the entry runs {command[0]}: this editable install's own "
+            "command, which runs the checkout as it is"
+        )
     if index is not None and check:
         check_on_index(index, version=None if unpinned else own_version())
     if env_refs is None:
         env_refs = scope == "project" and host.takes_references
-    return server_entry(host, command, install_env(pairs, os.environ), env_refs=env_refs)
+    env = _shared_env(pairs) if scope == "project" else install_env(pairs, os.environ)
+    return server_entry(host, command, env, env_refs=env_refs)
+
+
+def _shared_env(pairs: list[str]) -> dict[str, str]:
+    """The env of a project's entry: without this machine's paths."""
+    env = install_env(pairs, os.environ)
+    if paths := [key for key in MACHINE_KEYS if key in env]:
+        for key in paths:
+            del env[key]
+        say(
+            f"{', '.join(paths)} left out: a path on this machine does not belong in a shared "
+            "project file (each teammate sets it in their own environment)"
+        )
+    return env
 
 
 @app.command()
@@ -245,17 +315,21 @@ def uninstall(
 ) -> None:
     """Remove svc-mcp's entry from an MCP host's configuration (other servers are kept)."""
     try:
-        host = find_host(client)
-        change = apply(
-            plan_uninstall(host, _path(host, scope, config), name), project=_project(scope)
-        )
+        hosts = _hosts(client, config, remote=False)
     except InstallError as error:
         fail(PROG, error.kind, str(error))
-    if not change.changed:
-        say(f"{change.path} has no server called {name!r}; nothing changed")
-        return
-    say(f"removed {name!r} from {change.path}{backup_note(change)}")
-    mode_note(change)
+    for host in hosts:
+        try:
+            change = apply(
+                plan_uninstall(host, _path(host, scope, config), name), project=_project(scope)
+            )
+        except InstallError as error:
+            fail(PROG, error.kind, str(error))
+        if not change.changed:
+            say(f"{change.path} has no server called {name!r}; nothing changed")
+            continue
+        say(f"removed {name!r} from {change.path}{backup_note(change)}")
+        mode_note(change)
 
 
 @app.command(epilog=MORE)
@@ -267,12 +341,22 @@ def doctor(
             help="Check the backends of these toolsets (default: both).",
         ),
     ] = "portal,analytics",
-    name: NameOption = "svc",
-    as_json: Annotated[bool, typer.Option("--json", help="JSON lines even on a terminal.")] = False,
+    name: Annotated[
+        str | None,
+        typer.Option(
+            "--name",
+            help="Check only the entry with this name (default: every entry that runs svc-mcp "
+            "or connects to its gateway, whatever its name).",
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", metavar=FLAG, help="JSON lines even on a terminal.")
+    ] = False,
     trust_project: Annotated[
         bool,
         typer.Option(
             "--trust-project",
+            metavar=FLAG,
             help="Also start the entries in this folder's project files (read them first: "
             "their author chose the command). Without it they are only listed.",
         ),

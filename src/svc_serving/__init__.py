@@ -1,3 +1,5 @@
 """What the stub servers and the `svc-mcp --http` gateway share to serve HTTP: the loopback
-check and uvicorn's fast HTTP protocol with a bounded request head. It imports neither side, so
-the client never depends on the stubs, nor the stubs on the client."""
+check, uvicorn's fast HTTP protocol bounded in time, bytes and connections, the check that refuses
+guessable secrets and the Landlock confinement; and one help style for every command line
+(`help_style`). It imports neither side, so the client never depends on the stubs, nor the stubs
+on the client."""

@@ -2,8 +2,10 @@
 an upgrade that changes it fails here, with the reason, before anything else misbehaves.
 
 uvicorn (fence: `svc_serving.bounded`): uvicorn has no setting that bounds an httptools request
-head (h11 has one; httptools keeps any size), so `HeadLimitedHttpTools` subclasses its httptools
-protocol and counts the head in the parser callbacks. The pin in pyproject.toml keeps uvicorn to
+head (h11 has one; httptools keeps any size), so `BoundedHttpTools` subclasses its httptools
+protocol: it counts and times the head in the parser callbacks, counts connections per address in
+connection_made/lost, and answers a repeated Host or Authorization by swapping the app for one
+request. The pin in pyproject.toml keeps uvicorn to
 the releases these tests ran on.
 """
 
@@ -17,16 +19,27 @@ from typing import Any
 import pytest
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from svc_serving.bounded import HeadLimitedHttpTools
+from svc_serving.bounded import BoundedHttpTools
 
 HOOKS: dict[str, list[str]] = {
+    "connection_made": ["self", "transport"],
+    "connection_lost": ["self", "exc"],
     "on_message_begin": ["self"],
+    "on_response_complete": ["self"],
     "on_header": ["self", "name", "value"],
     "on_headers_complete": ["self"],
     "data_received": ["self", "data"],
 }
 """The protocol methods the fence overrides and calls through `super()`, with their parameters."""
-ATTRIBUTES = ("self.transport = ", "self.logger = ")
+ATTRIBUTES = (
+    "self.transport = ",
+    "self.logger = ",
+    "self.loop = ",
+    "self.client = ",
+    "self.cycle = ",
+    "self.headers = ",
+    "self.app = ",
+)
 """Attributes the fence reads, set by the protocol itself."""
 
 
@@ -35,7 +48,7 @@ def parameters(function: Callable[..., Any]) -> list[str]:
 
 
 def test_the_fence_subclasses_uvicorns_httptools_protocol() -> None:
-    assert issubclass(HeadLimitedHttpTools, HttpToolsProtocol), (
+    assert issubclass(BoundedHttpTools, HttpToolsProtocol), (
         "uvicorn moved or renamed its httptools protocol: svc_serving.bounded needs updating"
     )
 

@@ -25,6 +25,7 @@ PUBLIC = {
         "mcp.types",
         "mcp.client.streamable_http",
         "mcp.server",
+        "mcp.server.apps",
         "mcp.server.request_state",
         "mcp.server.stdio",
         "mcp.server.transport_security",

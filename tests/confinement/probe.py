@@ -66,7 +66,7 @@ def main(argv: list[str]) -> None:
         "portal": lambda: (portal_policy(Path(rest[0]), 0), STUB_SETTING),
         "service": lambda: (service_policy(Path(rest[0]), 0), STUB_SETTING),
         "stdio": lambda: (stdio_policy(), MCP_SETTING),
-        "gateway": lambda: (gateway_policy(0), MCP_SETTING),
+        "gateway": lambda: (gateway_policy(), MCP_SETTING),
     }
     policy, setting = policies[name]()
     confine(policy, setting)

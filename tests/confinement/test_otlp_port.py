@@ -20,7 +20,7 @@ def test_the_otlp_port_is_allowed_only_when_configured(
         monkeypatch.delenv(name, raising=False)
     policies = (
         stdio_policy,
-        lambda: gateway_policy(8765),
+        gateway_policy,
         lambda: portal_policy(tmp_path, 8081),
         lambda: service_policy(tmp_path / "db", 8080),
     )

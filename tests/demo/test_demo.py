@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import signal
 import subprocess
@@ -23,6 +24,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
 from svc_client.toolspec import AGENT_PAGE
+from svc_mcp.hosts.runners import launch_command, this_installation
 from svc_mcp.table import TOOLS
 from tests.demo.conftest import (
     Sandbox,
@@ -137,7 +139,10 @@ def test_ctrl_c_ends_keep_running_cleanly(sandbox: Sandbox) -> None:
         config, _ = json.JSONDecoder().raw_decode("\n".join(section(output, "MCP host config")))
         entry = config["mcpServers"]["svc"]
         assert entry["env"] == env
+        installed = launch_command("here", this_installation(os.environ))
+        assert [entry["command"], *entry["args"]] == installed  # the form install writes
         _assert_the_host_config_works(entry)
+        _assert_the_hints_run_as_printed(output)
 
         demo.process.send_signal(signal.SIGINT)
         demo.process.wait(timeout=10)
@@ -147,6 +152,23 @@ def test_ctrl_c_ends_keep_running_cleanly(sandbox: Sandbox) -> None:
     assert [name for name, pid in pids.items() if is_running(pid)] == []
     assert sandbox.leftovers() == []
     assert list(sandbox.tmpdir.iterdir()) == []
+
+
+def _assert_the_hints_run_as_printed(output: str) -> None:
+    """The exports, then the commands the demo suggests, in a shell whose PATH has no venv."""
+    lines = section(output, "Environment for svc-mcp and svc-portal")
+    exports = "\n".join(line for line in lines if line.startswith("export "))
+    tries = re.search(r"^Then try (\S+ get_system) or (\S+ identity whoami)\.$", output, re.M)
+    assert tries is not None, output
+    for command in tries.groups():
+        done = subprocess.run(
+            ["/bin/sh", "-c", f"{exports}\n{command}"],
+            env={"PATH": "/usr/bin:/bin", "HOME": os.environ["HOME"]},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, (command, done.stderr)
 
 
 def _assert_the_stubs_answer(env: dict[str, str]) -> None:

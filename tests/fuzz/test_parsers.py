@@ -81,8 +81,9 @@ def test_any_cursor_is_an_offset_or_a_400(cursor: str) -> None:
         assert error.status == 400
 
 
+PROXY_SECRET = "fuzz-proxy-secret-2Jd7Kf4Lg9Hs1Az6Xc3Vb8Nm5Qw0Er2Ty7Ui4Op9AsDfGh"
 PROXY = AccessProxyConfig(
-    header="Cf-Access-Jwt-Assertion", issuer="https://iss.test", audience="aud", secret="s" * 64
+    header="Cf-Access-Jwt-Assertion", issuer="https://iss.test", audience="aud", secret=PROXY_SECRET
 )
 NOW = 1_800_000_000.0
 CLAIMS = st.dictionaries(
@@ -99,11 +100,11 @@ def _token(claims: dict[str, Any], algorithm: str, key: str | None) -> str:
 
 JWTS = st.one_of(
     st.text(max_size=300),
-    st.builds(_token, CLAIMS, st.sampled_from(["HS256", "HS384", "HS512"]), st.just("s" * 64)),
+    st.builds(_token, CLAIMS, st.sampled_from(["HS256", "HS384", "HS512"]), st.just(PROXY_SECRET)),
     st.builds(_token, CLAIMS, st.just("HS256"), st.text(min_size=32, max_size=40)),
     st.builds(_token, CLAIMS, st.just("none"), st.none()),
     st.builds(
-        lambda c, cut: _token(c, "HS256", "s" * 64)[:cut],
+        lambda c, cut: _token(c, "HS256", PROXY_SECRET)[:cut],
         CLAIMS,
         st.integers(min_value=0, max_value=200),
     ),
@@ -123,7 +124,7 @@ def test_jwts_verify_or_are_refused_with_401(token: str) -> None:
         assert claims["exp"] > NOW
 
 
-KEY = key_bytes("k" * 32)
+KEY = key_bytes("envelope-test-key-3Vn8Qw5Er2Ty7Ui4Op9As")
 WHEN = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 ENVELOPE_FIELDS = {
     "schema": st.sampled_from(["svc.intel.v1", "svc.intel.v2"]) | JSON_VALUES,

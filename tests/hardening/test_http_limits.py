@@ -37,7 +37,7 @@ def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     port = free_port()
     with running_server(
-        ["-m", "svc_mcp", "--http", "--port", str(port)],
+        ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(port)],
         port=port,
         log_path=tmp_path_factory.mktemp("limits") / "gateway.log",
         ready_path="/mcp",

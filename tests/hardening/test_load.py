@@ -91,7 +91,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         ) as portal,
         start_service(root) as service,
         running_server(
-            ["-m", "svc_mcp", "--http", "--port", str(gateway_port)],
+            ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(gateway_port)],
             port=gateway_port,
             log_path=root / "gateway.log",
             ready_path="/mcp",

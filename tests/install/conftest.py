@@ -40,13 +40,14 @@ CLEARED = (
     "UV_INDEX_URL",
     "PIP_INDEX_URL",
     "XDG_CONFIG_HOME",
+    "XDG_STATE_HOME",
     "APPDATA",
     "CODEX_HOME",
 )
 HOST_NAMES = tuple(HOSTS)
 # The file each client's user configuration lands in on Linux, relative to the home.
 LINUX_USER_FILES: dict[str, str] = {
-    "claude": ".config/Claude/claude_desktop_config.json",
+    "claude-desktop": ".config/Claude/claude_desktop_config.json",
     "claude-code": ".claude.json",
     "cursor": ".cursor/mcp.json",
     "vscode": ".config/Code/User/mcp.json",

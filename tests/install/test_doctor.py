@@ -207,8 +207,8 @@ def test_hosts_are_found_and_a_missing_command_fails(
     settings = json.loads(gemini.read_text())
     settings["mcpServers"]["svc"]["command"] = "uvx"
     gemini.write_text(json.dumps(settings))
-    fake_home.user_file("claude").parent.mkdir(parents=True)
-    fake_home.user_file("claude").write_text("{not json")
+    fake_home.user_file("claude-desktop").parent.mkdir(parents=True)
+    fake_home.user_file("claude-desktop").write_text("{not json")
 
     result, findings = doctor(run_cli, "--toolsets", "portal", env=env)
     assert result.returncode == 2
@@ -219,7 +219,7 @@ def test_hosts_are_found_and_a_missing_command_fails(
     assert "runs /gone/uvx, which is not there" in missing["message"]
     assert findings["host.gemini.user"]["status"] == "warn"
     assert "by name, which a GUI host may not find" in findings["host.gemini.user"]["message"]
-    assert not [check for check in findings if check.startswith("host.claude.")]
+    assert not [check for check in findings if check.startswith("host.claude-desktop.")]
     assert "svc" in servers_of("cursor", fake_home.user_file("cursor"))
 
 

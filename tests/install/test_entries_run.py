@@ -226,7 +226,7 @@ def test_every_http_entry_reaches_the_gateway_with_its_token(
     for form in (crlf, crlf.strip(), repr(crlf)[1:-1]):
         assert form not in broken.stdout + broken.stderr
 
-    refused = run_cli("install", "--client", "claude", "--http", url)
+    refused = run_cli("install", "--client", "claude-desktop", "--http", url)
     assert refused.returncode == 2
     assert "Claude Desktop takes no remote server in its configuration file" in refused.stderr
 

@@ -11,6 +11,7 @@ import pytest
 
 from svc_mcp.hosts.table import HOSTS, Host, StartupLimit, UserFile, hosts_help
 from tests.install.conftest import Home, RunCli
+from tests.mcp.conftest import PortalStub
 from tests.support import ROOT
 
 SRC = ROOT / "src"
@@ -113,15 +114,16 @@ def test_a_host_that_is_only_a_row_installs_prints_and_uninstalls(
 
 
 def test_a_host_that_is_only_a_row_is_in_the_help_and_is_doctored(
-    acme: Host, fake_home: Home, run_cli: RunCli
+    acme: Host, portal: PortalStub, fake_home: Home, run_cli: RunCli
 ) -> None:
     assert "acme (Acme Agent)" in hosts_help()
-    assert run_cli("install", "--client", "acme").returncode == 0
+    env = {"PORTAL_API_BASE": portal.base_url}
+    assert run_cli("install", "--client", "acme", env=env).returncode == 0
     doctor = run_cli("doctor", "--toolsets", "portal", "--json")
     findings = [json.loads(line) for line in doctor.stdout.splitlines()]
     (acme_finding,) = [f for f in findings if f["check"] == "host.acme.user"]
     assert acme_finding["status"] == "ok", acme_finding
-    assert "Acme Agent (user, " in acme_finding["message"]
+    assert "Acme Agent 'svc' (user, " in acme_finding["message"]
     assert "(limit 20 s)" in acme_finding["message"]
 
 

@@ -200,7 +200,7 @@ def test_print_writes_nothing(client: str, fake_home: Home, run_cli: RunCli) -> 
 
 HOME = Path("/home/ann")
 PER_OS: dict[str, dict[Platform, str]] = {
-    "claude": {
+    "claude-desktop": {
         "linux": ".config/Claude/claude_desktop_config.json",
         "darwin": "Library/Application Support/Claude/claude_desktop_config.json",
         "win32": "AppData/Roaming/Claude/claude_desktop_config.json",
@@ -212,7 +212,7 @@ PER_OS: dict[str, dict[Platform, str]] = {
     },
 }
 PROJECT_FILES: dict[str, str | None] = {
-    "claude": None,
+    "claude-desktop": None,
     "claude-code": ".mcp.json",
     "cursor": ".cursor/mcp.json",
     "vscode": ".vscode/mcp.json",
@@ -253,7 +253,7 @@ def test_the_cli_writes_where_the_platform_says(
     platform: Platform, fake_home: Home, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("svc_mcp.setup_cli.current_platform", lambda: platform)
-    for client in ("claude", "vscode", "cursor"):
+    for client in ("claude-desktop", "vscode", "cursor"):
         assert run_cli("install", "--client", client, *SRC).returncode == 0
         relative = PER_OS.get(client, {}).get(platform, LINUX_USER_FILES[client])
         assert "svc" in servers_of(client, fake_home.home / relative)
@@ -273,7 +273,7 @@ def test_project_scope_writes_into_the_current_directory(
 
 
 def test_scopes_a_client_lacks_are_refused(fake_home: Home, run_cli: RunCli) -> None:
-    for client in ("claude", "windsurf"):
+    for client in ("claude-desktop", "windsurf"):
         result = run_cli("install", "--client", client, "--scope", "project", *SRC)
         assert result.returncode == 2
         assert f"{HOSTS[client].label} has no project configuration" in result.stderr
@@ -339,7 +339,8 @@ def test_a_bad_env_pair_is_refused_without_echoing_it(
 
 
 @pytest.mark.parametrize(
-    ("client", "scope"), [("claude-code", "user"), ("claude", "user"), ("vscode", "project")]
+    ("client", "scope"),
+    [("claude-code", "user"), ("claude-desktop", "user"), ("vscode", "project")],
 )
 def test_a_token_in_a_plain_file_is_named_never_shown(
     client: str, scope: Scope, fake_home: Home, run_cli: RunCli
@@ -435,10 +436,10 @@ def test_a_file_that_gets_a_token_becomes_private_and_its_backups_go(
 def test_env_refs_are_refused_where_the_host_cannot_expand_them(
     fake_home: Home, run_cli: RunCli
 ) -> None:
-    result = run_cli("install", "--client", "claude", *SRC, "--env-refs", env=TOKENS)
+    result = run_cli("install", "--client", "claude-desktop", *SRC, "--env-refs", env=TOKENS)
     assert result.returncode == 2
     assert "Claude Desktop does not expand environment variables" in result.stderr
-    assert not fake_home.user_file("claude").parent.exists()
+    assert not fake_home.user_file("claude-desktop").parent.exists()
 
 
 def test_keys_a_user_added_to_our_entry_survive(fake_home: Home, run_cli: RunCli) -> None:
@@ -730,7 +731,7 @@ def test_a_plain_gateway_token_is_asked_for_named_and_kept_private(
     url = "http://127.0.0.1:8765/mcp"
     unset = run_cli("install", "--client", client, "--http", url, "--http-token", "plain")
     assert unset.returncode == 2
-    assert "--http-token plain writes SVC_MCP_GATEWAY_TOKEN: set it first" in unset.stderr
+    assert "--http-token plain writes SVC_MCP_GATEWAY_TOKEN: set it, or start the" in unset.stderr
     token = "gateway-secret-0123456789abcdef0123456789"
     result = run_cli(
         "install",
@@ -755,6 +756,26 @@ def test_a_plain_gateway_token_is_asked_for_named_and_kept_private(
     assert bare.returncode == 0, bare.stderr
     assert "headers" not in servers_of(client, path)["svc"]
     assert "http_headers" not in servers_of(client, path)["svc"]
+
+
+def test_a_plain_gateway_token_comes_from_the_gateways_kept_file(
+    fake_home: Home, run_cli: RunCli
+) -> None:
+    kept = fake_home.home / ".local" / "state" / "svc-mcp" / "gateway-token"
+    kept.parent.mkdir(parents=True)
+    token = "kept-gateway-token-0123456789abcdefghijklmnop"
+    kept.write_text(token + "\n")
+    kept.chmod(0o600)
+    url = "http://127.0.0.1:8765/mcp"
+    result = run_cli("install", "--client", "cursor", "--http", url, "--http-token", "plain")
+    assert result.returncode == 0, result.stderr
+    assert token not in result.stderr + result.stdout
+    entry = servers_of("cursor", fake_home.user_file("cursor"))["svc"]
+    assert entry["headers"] == {"Authorization": f"Bearer {token}"}
+    kept.chmod(0o644)  # readable by others: not used, and the install says what to set
+    refused = run_cli("install", "--client", "cursor", "--http", url, "--http-token", "plain")
+    assert refused.returncode == 2
+    assert token not in refused.stderr + refused.stdout
 
 
 def test_gemini_installs_say_to_trust_the_folder(fake_home: Home, run_cli: RunCli) -> None:

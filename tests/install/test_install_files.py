@@ -77,7 +77,7 @@ def test_the_readme_shows_each_hosts_remote_form(client: str, run_cli: RunCli) -
 
 
 def test_the_readme_refuses_claude_desktop_remote_as_install_does(run_cli: RunCli) -> None:
-    result = run_cli("install", "--client", "claude", "--http", GATEWAY, "--print")
+    result = run_cli("install", "--client", "claude-desktop", "--http", GATEWAY, "--print")
     assert result.returncode == 2
     readme = (INSTALL / "README.md").read_text(encoding="utf-8")
-    assert "| `claude` | refused: Claude Desktop's file takes local commands only" in readme
+    assert "| `claude-desktop` | refused: Claude Desktop's file takes local commands only" in readme

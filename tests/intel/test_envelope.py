@@ -20,7 +20,7 @@ from server_stub.intel.envelope import (
     verify,
 )
 
-KEY = key_bytes("k" * 32)
+KEY = key_bytes("envelope-test-key-3Vn8Qw5Er2Ty7Ui4Op9As")
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 
 
@@ -77,7 +77,7 @@ def test_tampering_is_refused(change: Any, code: str) -> None:
 
 
 def test_a_wrong_key_is_refused() -> None:
-    envelope = sign(draft(), key_bytes("x" * 32), NOW)
+    envelope = sign(draft(), key_bytes("another-test-key-6Dj1Fk8Gl3Hz5Xc0Vb7Nm"), NOW)
     assert rejected_code(envelope) == "bad_signature"
 
 

@@ -142,7 +142,11 @@ REFUSALS = [
     ),
     (
         "wrong key",
-        lambda e: sign({k: v for k, v in e.items() if k != "sig"}, key_bytes("x" * 32), NOW),
+        lambda e: sign(
+            {k: v for k, v in e.items() if k != "sig"},
+            key_bytes("another-test-key-6Dj1Fk8Gl3Hz5Xc0Vb7Nm"),
+            NOW,
+        ),
         422,
         "bad_signature",
     ),

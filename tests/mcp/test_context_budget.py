@@ -16,14 +16,16 @@ import httpx
 import jsonschema
 import pytest
 from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, ListToolsResult, TextContent
 
 from svc_client.toolspec import ToolSpec
 from svc_mcp import cli as svc_mcp_cli
 from svc_mcp.demo_stubs import DemoStubs, running_stubs
 from svc_mcp.table import TOOLS
-from tests.mcp.conftest import over_stdio, run_in_process
+from tests.mcp.conftest import SVC_MCP, over_stdio, process_env, run_in_process
 from tests.support import free_port
+from tests.views.conftest import APPS
 
 TOOL_LIST_BUDGET = 20_000
 SHOWN_BUDGET = 10_000
@@ -115,6 +117,30 @@ def test_the_tool_list_fits(seen: Seen) -> None:
     for tool in seen.listed.tools:
         read_only = tool.annotations is not None and tool.annotations.read_only_hint
         assert (tool.output_schema is not None) or not read_only, tool.name
+
+
+def test_the_tool_list_fits_for_a_client_that_renders_views(stubs: DemoStubs) -> None:
+    """With MCP Apps declared each view tool carries a `_meta.ui` link: the whole list grows a
+    little, and what the model is shown does not change."""
+
+    async def listed() -> ListToolsResult:
+        server = StdioServerParameters(command=SVC_MCP, env=process_env(stubs.mcp_variables()))
+        async with (
+            stdio_client(server) as (read, write),
+            ClientSession(read, write, extensions=APPS) as session,
+        ):
+            await session.initialize()
+            return await session.list_tools()
+
+    with_views = asyncio.run(listed())
+    whole = compact(with_views.model_dump(by_alias=True, exclude_none=True, mode="json"))
+    assert len(whole) <= TOOL_LIST_BUDGET
+    assert any(tool.meta for tool in with_views.tools)
+    shown = sum(
+        len(compact([tool.name, tool.title, tool.description, tool.input_schema]))
+        for tool in with_views.tools
+    )
+    assert shown <= SHOWN_BUDGET
 
 
 @pytest.mark.parametrize("spec", READS, ids=lambda spec: spec.name)

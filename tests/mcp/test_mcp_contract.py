@@ -101,7 +101,7 @@ def views(
             port = free_port()
             server = stack.enter_context(
                 running_server(
-                    ["-m", "svc_mcp", "--http", "--port", str(port)],
+                    ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(port)],
                     port=port,
                     log_path=Path(logs) / f"{caller}.log",
                     ready_path="/mcp",

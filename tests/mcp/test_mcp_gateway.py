@@ -51,7 +51,7 @@ def start_gateway(
 @pytest.fixture(scope="module")
 def loopback_url(portal: PortalStub, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("gateway") / "loopback.log"
-    with start_gateway(portal, log, "--allowed-host", ALLOWED_NAME) as server:
+    with start_gateway(portal, log, "--no-auth", "--allowed-host", ALLOWED_NAME) as server:
         yield server.base_url + "/mcp"
 
 
@@ -72,10 +72,15 @@ def initialize(url: str, **headers: str) -> httpx.Response:
 def test_a_foreign_host_is_misdirected(loopback_url: str) -> None:
     assert initialize(loopback_url, Host="evil.example").status_code == 421
     assert initialize(loopback_url, Host="evil.example:8765").status_code == 421
+    # Only digits may follow the colon: the SDK's `localhost:*` pattern is a prefix match.
+    assert initialize(loopback_url, Host="localhost:evil.example").status_code == 421
+    assert initialize(loopback_url, Host="127.0.0.1:80@evil.example").status_code == 421
 
 
 def test_a_foreign_origin_is_forbidden(loopback_url: str) -> None:
     assert initialize(loopback_url, Origin="http://evil.example").status_code == 403
+    assert initialize(loopback_url, Origin="http://localhost:evil.example").status_code == 403
+    assert initialize(loopback_url, Origin="http://localhost:1.evil.example").status_code == 403
 
 
 def test_loopback_hosts_and_origins_are_served(loopback_url: str) -> None:
@@ -125,21 +130,46 @@ def test_serving_options_need_http(portal: PortalStub) -> None:
     assert "need --http" in done.stderr
 
 
+INVALID_TOKEN = (
+    'Bearer error="invalid_token", '
+    'error_description="the gateway token is not the one this gateway expects"'
+)
+
+
 @pytest.mark.parametrize(
-    "authorization",
-    [None, "Bearer wrong-token-0123456789-0123456789", f"Basic {GATEWAY_TOKEN}", "Bearer"],
+    ("authorization", "challenge"),
+    [
+        (None, "Bearer"),
+        ("Bearer wrong-token-0123456789-0123456789", INVALID_TOKEN),
+        (f"Basic {GATEWAY_TOKEN}", "Bearer"),
+        ("Bearer", "Bearer"),
+    ],
     ids=["none", "wrong token", "wrong scheme", "empty"],
 )
 def test_without_the_gateway_token_the_answer_is_401(
-    remote_url: str, authorization: str | None
+    remote_url: str, authorization: str | None, challenge: str
 ) -> None:
     headers = {"Authorization": authorization} if authorization else {}
     response = initialize(remote_url, **headers)
     assert response.status_code == 401
-    assert response.headers["WWW-Authenticate"] == "Bearer"
+    # RFC 6750: a wrong token is `invalid_token`; none at all gets the bare challenge.
+    assert response.headers["WWW-Authenticate"] == challenge
+    assert "set SVC_MCP_GATEWAY_TOKEN in the client" in response.json()["message"]
     assert GATEWAY_TOKEN not in response.text
     other_path = httpx.get(remote_url.removesuffix("/mcp") + "/anything")
     assert other_path.status_code == 401
+
+
+def test_a_repeated_authorization_header_is_refused(remote_url: str) -> None:
+    """Which of two would count is a guess a proxy in front may make the other way."""
+    headers = [
+        *MCP_HEADERS.items(),
+        ("Authorization", f"Bearer {GATEWAY_TOKEN}"),
+        ("Authorization", "Bearer wrong-token-0123456789-0123456789"),
+    ]
+    response = httpx.post(remote_url, json=INITIALIZE, headers=headers)
+    assert response.status_code == 400
+    assert "Authorization header is repeated" in response.json()["message"]
 
 
 def test_with_the_gateway_token_mcp_works_and_rebinding_is_still_refused(

@@ -100,7 +100,7 @@ def stdio(portal: PortalStub) -> Iterator[Stdio]:
 def url(portal: PortalStub, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     with running_server(
-        ["-m", "svc_mcp", "--http", "--port", str(port)],
+        ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(port)],
         port=port,
         log_path=tmp_path_factory.mktemp("protocol") / "gateway.log",
         ready_path="/mcp",

@@ -75,7 +75,7 @@ def gateway(
     port = free_port()
     log = tmp_path_factory.mktemp("traced-gateway") / "gateway.log"
     with running_server(
-        ["-m", "svc_mcp", "--http", "--port", str(port)],
+        ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(port)],
         port=port,
         log_path=log,
         ready_path="/mcp",

@@ -64,7 +64,7 @@ def views(
 ) -> Iterator[dict[str, Any]]:
     port = free_port()
     with running_server(
-        ["-m", "svc_mcp", "--http", "--port", str(port)],
+        ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(port)],
         port=port,
         log_path=tmp_path_factory.mktemp("service-gateway") / "gateway.log",
         ready_path="/mcp",

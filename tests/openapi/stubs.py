@@ -23,8 +23,8 @@ from server_stub.service.sessions import SESSION_COOKIE
 from server_stub.service.settings import ServiceSettings
 
 SERVICE_TOKEN = "svc-openapi-token-7d1e8a6c3b5d0e4f9c2b"
-INTEL_SECRET = "i" * 40
-PROXY_SECRET = "p" * 40
+INTEL_SECRET = "openapi-intel-key-5Rw8Kd2Qz7Lm4Nx9Bv3Ct6Hj"
+PROXY_SECRET = "openapi-proxy-secret-8Gf3Pq6Ws1Ye9Ua4Io7Zx2"
 PROXY_ISSUER = "https://team.access.example.test"
 PROXY_AUDIENCE = "portal-aud"
 PROXY_HEADER = "Cf-Access-Jwt-Assertion"
@@ -79,7 +79,11 @@ def make_portal(directory: Path) -> Portal:
         token = admin.issue_session(data, subject, timedelta(days=3650))
         credentials[role] = {"Authorization": f"Bearer {token}"}
     credentials["proxy"] = {PROXY_HEADER: proxy_assertion("alice@example.test")}
-    return Portal(create_portal(data, access_proxy=access_proxy), access_proxy, credentials)
+    return Portal(
+        create_portal(data, access_proxy=access_proxy, allowed_hosts=["testserver"]),
+        access_proxy,
+        credentials,
+    )
 
 
 def make_service(directory: Path, *, token: str = SERVICE_TOKEN) -> Service:

@@ -48,6 +48,10 @@ CALLERS = {
     "service_auditor": "audit-bot",
 }
 
+LOCAL_URL = "http://localhost"
+"""Where the in-process test clients send requests: a name the portal answers for (any other
+`Host` gets 421, server_stub/hosts.py)."""
+
 
 @dataclass(frozen=True)
 class PortalData:
@@ -81,5 +85,7 @@ def portal_data(_demo_template: PortalData, tmp_path: Path) -> PortalData:
 
 @pytest.fixture
 def client(portal_data: PortalData) -> Iterator[TestClient]:
-    with TestClient(create_app(portal_data.path), raise_server_exceptions=False) as test_client:
+    with TestClient(
+        base_url=LOCAL_URL, app=create_app(portal_data.path), raise_server_exceptions=False
+    ) as test_client:
         yield test_client

@@ -15,9 +15,9 @@ from starlette.testclient import TestClient
 
 from server_stub.portal.app import create_app
 from server_stub.portal.settings import PortalSettings
-from tests.portal.conftest import PortalData
+from tests.portal.conftest import LOCAL_URL, PortalData
 
-SECRET = "s" * 40
+SECRET = "access-proxy-secret-4Kt9Wm2Xq7Bz5Lp1Rv8Nh3"
 ISSUER = "https://team.access.example.test"
 AUDIENCE = "portal-aud"
 HEADER = "Cf-Access-Jwt-Assertion"
@@ -38,7 +38,10 @@ def hs_client(portal_data: PortalData, monkeypatch: pytest.MonkeyPatch) -> TestC
     monkeypatch.setenv("PORTAL_ACCESS_JWT_SECRET", SECRET)
     monkeypatch.setenv("PORTAL_ACCESS_JWT_ISSUER", ISSUER)
     monkeypatch.setenv("PORTAL_ACCESS_JWT_AUDIENCE", AUDIENCE)
-    return TestClient(create_app(portal_data.path, access_proxy=PortalSettings().access_proxy()))
+    return TestClient(
+        base_url=LOCAL_URL,
+        app=create_app(portal_data.path, access_proxy=PortalSettings().access_proxy()),
+    )
 
 
 def whoami(client: TestClient, assertion: str) -> Any:
@@ -122,7 +125,7 @@ def test_plausible_times_verify(hs_client: TestClient) -> None:
 
 
 def test_without_configuration_the_header_is_ignored(portal_data: PortalData) -> None:
-    client = TestClient(create_app(portal_data.path))
+    client = TestClient(base_url=LOCAL_URL, app=create_app(portal_data.path))
     assert whoami(client, jwt.encode(claims(), SECRET, algorithm="HS256")).status_code == 403
 
 
@@ -134,7 +137,9 @@ def test_jwks_file_verifies_rs256(portal_data: PortalData, tmp_path: Path) -> No
     settings = PortalSettings(
         access_jwt_jwks_file=jwks_file, access_jwt_issuer=ISSUER, access_jwt_audience=AUDIENCE
     )
-    client = TestClient(create_app(portal_data.path, access_proxy=settings.access_proxy()))
+    client = TestClient(
+        base_url=LOCAL_URL, app=create_app(portal_data.path, access_proxy=settings.access_proxy())
+    )
     good = jwt.encode(
         claims(email="bob@example.test"), key, algorithm="RS256", headers={"kid": "k1"}
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 from starlette.testclient import TestClient
 
 from server_stub.portal.app import create_app
-from tests.portal.conftest import CALLERS, ENDPOINTS, PortalData
+from tests.portal.conftest import CALLERS, ENDPOINTS, LOCAL_URL, PortalData
 from tests.write_audit import recording_writes
 
 
@@ -30,7 +30,9 @@ def test_the_recorder_catches_a_write() -> None:
 def test_requests_open_nothing_for_writing(portal_data: PortalData) -> None:
     before = tree_digest(portal_data.path)
     with recording_writes() as writes:
-        client = TestClient(create_app(portal_data.path), raise_server_exceptions=False)
+        client = TestClient(
+            base_url=LOCAL_URL, app=create_app(portal_data.path), raise_server_exceptions=False
+        )
         for path in ENDPOINTS:
             for caller in CALLERS:
                 for method in ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]:

@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 from server_stub.portal import admin
 from server_stub.portal.app import create_app
 from server_stub.portal.demo_data import write_demo_data
-from tests.portal.conftest import PortalData
+from tests.portal.conftest import LOCAL_URL, PortalData
 
 CLOCK_START = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 
@@ -55,7 +55,7 @@ def test_credential_records_carry_spec_fields(client: TestClient, portal_data: P
 
 def test_a_revoked_session_stops_working(portal_data: PortalData) -> None:
     token = admin.issue_session(portal_data.path, "carol", timedelta(hours=1))
-    client = TestClient(create_app(portal_data.path))
+    client = TestClient(base_url=LOCAL_URL, app=create_app(portal_data.path))
     headers = {"Authorization": f"Bearer {token}"}
     assert client.get("/api/whoami", headers=headers).status_code == 200
     session_id = auditor_list(client, portal_data, "/api/sessions")[-1]["id"]
@@ -74,7 +74,7 @@ def test_a_revoked_session_stops_working(portal_data: PortalData) -> None:
 def test_a_session_expires_by_the_injected_clock(portal_data: PortalData) -> None:
     token = admin.issue_session(portal_data.path, "bob", timedelta(minutes=30), now=CLOCK_START)
     now = [CLOCK_START.timestamp() + 29 * 60]
-    client = TestClient(create_app(portal_data.path, clock=lambda: now[0]))
+    client = TestClient(base_url=LOCAL_URL, app=create_app(portal_data.path, clock=lambda: now[0]))
     headers = {"Authorization": f"Bearer {token}"}
     assert client.get("/api/whoami", headers=headers).status_code == 200
     now[0] = CLOCK_START.timestamp() + 30 * 60
@@ -142,7 +142,7 @@ def test_admin_cli_prints_the_token_once_and_stores_only_its_hash(portal_data: P
     assert len(token) > 40
     stored = (portal_data.path / "audit" / "sessions.jsonl").read_text()
     assert token not in stored
-    client = TestClient(create_app(portal_data.path))
+    client = TestClient(base_url=LOCAL_URL, app=create_app(portal_data.path))
     whoami = client.get("/api/whoami", headers={"Authorization": f"Bearer {token}"}).json()
     assert whoami["data"] == {"id": "alice", "kind": "human", "role": "auditor"}
 

@@ -14,6 +14,7 @@ from server_stub.service.guard import (
     BruteForceGuard,
     LoginFloodLimit,
     LoginRefused,
+    SenderLimit,
 )
 from tests.service.conftest import (
     BEARER,
@@ -203,12 +204,20 @@ def test_both_header_kinds_and_wrong_logins_count(service: ServiceUnderTest) -> 
     client = service.client()
     assert wrong_bearer(client) == 401
     assert client.get("/api/v1/system", headers={"X-API-Token": WRONG}).status_code == 401
-    assert (
-        client.get("/api/v1/orders", headers={"Authorization": "Basic Zm9vOmJhcg=="}).status_code
-        == 401
-    )
     assert wrong_login(client) == 401
-    assert service.auth.guard.failures("198.51.100.7") == 4
+    assert service.auth.guard.failures("198.51.100.7") == 3
+
+
+def test_another_authorization_scheme_is_no_credential(service: ServiceUnderTest) -> None:
+    """Basic (from a Basic-auth edge in front of the browser) is not ours: it is passed over for
+    the token header or the cookie, and never counted."""
+    client = service.client()
+    basic = {"Authorization": "Basic Zm9vOmJhcg=="}
+    response = client.get("/api/v1/orders", headers=basic)
+    assert response.status_code == 401
+    assert response.json()["error"]["message"].startswith("authentication required")
+    assert client.get("/api/v1/system", headers={**basic, "X-API-Token": TOKEN}).status_code == 200
+    assert service.auth.guard.failures("198.51.100.7") == 0
 
 
 def test_missing_credentials_never_count(service: ServiceUnderTest) -> None:
@@ -416,3 +425,16 @@ def test_with_the_default_limits_one_address_adds_few_lines_per_window(
     # Every lockout, and per 15-minute window one failure line, one summary and one unlock.
     assert len(lines) <= lockouts * 4
     assert len(lines) < 10_000 // 2
+
+
+def test_the_options_allowance_is_each_senders_own_and_its_memory_bounded() -> None:
+    clock = FakeClock()
+    limit = SenderLimit(clock, per_address=2, window_seconds=60, max_tracked=3)
+    assert [limit.admit("10.0.0.1") for _ in range(2)] == [None, None]
+    assert limit.admit("10.0.0.1") == LoginRefused(60, by_address=True)
+    assert limit.admit("10.0.0.2") is None  # another sender is not affected
+    for index in range(10):
+        limit.admit(f"10.0.1.{index}")
+    assert limit.tracked == 3
+    clock.advance(60)
+    assert limit.admit("10.0.0.1") is None

@@ -8,8 +8,8 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
+from server_stub.hosts import host_name
 from server_stub.service.app import create_app
-from server_stub.service.hosts import host_name
 from server_stub.service.settings import ServiceSettings, StartupRefused, load_settings
 from tests.service.conftest import BEARER, TOKEN
 from tests.service.test_e2e_guard import service

@@ -236,16 +236,42 @@ def test_bad_assertions_lock_the_address_like_wrong_tokens(
     assert login(service.client("203.0.113.5"), registered).status_code == 200
 
 
-def test_passkey_logins_spend_the_login_flood_budget(
+def test_passkey_logins_spend_the_login_flood_budget_and_their_options_do_not(
     service: ServiceUnderTest, registered: SoftwareAuthenticator
 ) -> None:
-    # The fixture's token login, then 29 passkey logins (options and assertion each): 59 POSTs.
-    for index in range(29):
+    # The fixture's token login, then 59 passkey logins: 60 login POSTs; the options asked for
+    # on the way are charged to their senders only.
+    for index in range(59):
         assert login(service.client(f"10.1.0.{index}"), registered).status_code == 200
     assert service.client("10.2.0.1").post(f"{PREFIX}/login/options").status_code == 200
-    refused = service.client("10.2.0.2").post(f"{PREFIX}/login/options")
+    refused = login(service.client("10.2.0.2"), registered)
     assert refused.status_code == 429
     assert refused.json()["error"]["code"] == "rate_limited"
+
+
+def test_options_from_many_addresses_leave_logins_open(service: ServiceUnderTest) -> None:
+    """Six addresses asking for options as fast as they may spend only their own allowance."""
+    for sender in range(6):
+        client = service.client(f"10.3.0.{sender}")
+        for _ in range(10):
+            assert client.post(f"{PREFIX}/login/options").status_code == 200
+        refused = client.post(f"{PREFIX}/login/options")
+        assert refused.status_code == 429
+        assert "from this address" in refused.json()["error"]["message"]
+    login = service.client("10.4.0.1").post("/api/v1/auth/login", json={"token": TOKEN})
+    assert login.status_code == 200
+
+
+def test_options_with_a_host_that_names_no_relying_party_cost_nothing(
+    service: ServiceUnderTest,
+) -> None:
+    """An address is no relying party: 400, checked before the sender is charged."""
+    client = service.client("10.5.0.1")
+    for _ in range(12):
+        refused = client.post(f"{PREFIX}/login/options", headers={"Host": "127.0.0.1:8080"})
+        assert refused.status_code == 400
+        assert "passkeys need a host name" in refused.json()["error"]["message"]
+    assert client.post(f"{PREFIX}/login/options").status_code == 200
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-STATE_VARIABLE = "XDG_STATE_HOME"
+from svc_client.settings import state_directory
 
 
 @dataclass(frozen=True)
@@ -24,12 +24,6 @@ class BackupPlan:
     holds_tokens: bool
     stale: Path | None = None
     """An older backup beside the file, to delete: it may hold a token the change removed."""
-
-
-def state_directory(environ: Mapping[str, str]) -> Path:
-    """svc-mcp's own folder in the user's state directory (XDG_STATE_HOME, else ~/.local/state)."""
-    base = environ.get(STATE_VARIABLE) or str(Path.home() / ".local" / "state")
-    return Path(base) / "svc-mcp"
 
 
 def plan_backup(

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from svc_client.backends import BACKENDS, backend_variables, token_variables
+from svc_client.gateway_token import client_gateway_token
 from svc_client.settings import (
     CA_FILE_VARIABLE,
     GATEWAY_TOKEN_VARIABLE,
@@ -29,6 +30,8 @@ TokenMode = Literal["ref", "plain", "none"]
 # and the request timeout); an entry may set them, and a host that passes only listed variables
 # must be told to pass them.
 EXTRA_ENV = (CA_FILE_VARIABLE, TIMEOUT_VARIABLE)
+MACHINE_KEYS = (CA_FILE_VARIABLE,)
+"""Variables whose value is a path on this machine: never written into a project's file."""
 ENV_KEYS = backend_variables() + EXTRA_ENV
 ENTRY_KEYS = ENV_KEYS + PASSED_VARIABLES
 """What an entry may set: `ENV_KEYS` (which server.json and the bundle declare) and the
@@ -136,9 +139,12 @@ def http_entry(
         raise InstallError(refusal(GATEWAY_TOKEN_VARIABLE, "--http", reached))
     value = None
     if mode == "plain":
-        value = environ.get(GATEWAY_TOKEN_VARIABLE, "").strip()
+        value = client_gateway_token(environ)
         if not value:
-            raise InstallError(f"--http-token plain writes {GATEWAY_TOKEN_VARIABLE}: set it first")
+            raise InstallError(
+                f"--http-token plain writes {GATEWAY_TOKEN_VARIABLE}: set it, or start the "
+                "gateway once so that it keeps a token for you"
+            )
     if value is None and host.bearer_variable_key is not None:
         entry[host.bearer_variable_key] = GATEWAY_TOKEN_VARIABLE
         return entry, inputs

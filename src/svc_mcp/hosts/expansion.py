@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from svc_client.backends import backend_variables
+from svc_client.gateway_token import client_gateway_token
 from svc_client.settings import GATEWAY_TOKEN_VARIABLE
 from svc_mcp.hosts.entries import PROMPT_ID
 from svc_mcp.hosts.table import Host
@@ -28,10 +29,15 @@ class Passed:
     values: dict[str, str]
     left_out: tuple[str, ...]
     """The references (and variable names) not passed, as the file spells them."""
+    unset: tuple[str, ...] = ()
+    """svc-mcp's variables the entry refers to that are not set here: the host passes them empty."""
 
 
-def _expand(host: Host, value: str, environ: Mapping[str, str], left_out: list[str]) -> str | None:
-    """`value` with its references expanded (unset: empty); None when one is not ours."""
+def _expand(
+    host: Host, value: str, environ: Mapping[str, str], left_out: list[str], unset: list[str]
+) -> str | None:
+    """`value` with its references expanded (unset: empty, and named in `unset`); None when one is
+    not ours."""
     foreign: list[str] = []
 
     def one(match: re.Match[str]) -> str:
@@ -39,9 +45,9 @@ def _expand(host: Host, value: str, environ: Mapping[str, str], left_out: list[s
             return match.group(0)
         if match["input"] is not None:
             if host.prompt_reference and match["input"] == PROMPT_ID:
-                return environ.get(GATEWAY_TOKEN_VARIABLE, "")
+                return _own(GATEWAY_TOKEN_VARIABLE, environ, unset)
         elif (name := match["braced"] or match["bare"]) in OWN_VARIABLES:
-            return environ.get(name, "")
+            return _own(name, environ, unset)
         foreign.append(match.group(0))
         return ""
 
@@ -50,13 +56,23 @@ def _expand(host: Host, value: str, environ: Mapping[str, str], left_out: list[s
     return None if foreign else expanded
 
 
+def _own(name: str, environ: Mapping[str, str], unset: list[str]) -> str:
+    """The value of one of svc-mcp's variables (the gateway token may come from the gateway's
+    kept file); named in `unset` when there is none."""
+    value = client_gateway_token(environ) if name == GATEWAY_TOKEN_VARIABLE else environ.get(name)
+    if not value:
+        unset.append(name)
+    return value or ""
+
+
 def entry_env(host: Host, entry: Mapping[str, Any], environ: Mapping[str, str]) -> Passed:
     """The environment the host would give the entry's command, narrowed to our variables."""
     values: dict[str, str] = {}
     left_out: list[str] = []
+    unset: list[str] = []
     env = entry.get("env")
     for key, value in env.items() if isinstance(env, dict) else []:
-        expanded = _expand(host, str(value), environ, left_out)
+        expanded = _expand(host, str(value), environ, left_out, unset)
         if expanded is not None:
             values[str(key)] = expanded
     passed = entry.get(host.env_vars_key) if host.env_vars_key else None
@@ -65,21 +81,24 @@ def entry_env(host: Host, entry: Mapping[str, Any], environ: Mapping[str, str]) 
             left_out.append(name)
         elif name in environ:
             values[name] = environ[name]
-    return Passed(values, tuple(left_out))
+        else:
+            unset.append(name)
+    return Passed(values, tuple(left_out), tuple(dict.fromkeys(unset)))
 
 
 def entry_headers(host: Host, entry: Mapping[str, Any], environ: Mapping[str, str]) -> Passed:
     """The headers the host would send to the entry's URL, narrowed to our variables."""
     values: dict[str, str] = {}
     left_out: list[str] = []
+    unset: list[str] = []
     headers = entry.get(host.headers_key)
     for key, value in headers.items() if isinstance(headers, dict) else []:
-        expanded = _expand(host, str(value), environ, left_out)
+        expanded = _expand(host, str(value), environ, left_out, unset)
         if expanded is not None:
             values[str(key)] = expanded
     bearer = entry.get(host.bearer_variable_key) if host.bearer_variable_key else None
     if isinstance(bearer, str) and bearer in OWN_VARIABLES:
-        values["Authorization"] = f"Bearer {environ.get(bearer, '')}"
+        values["Authorization"] = f"Bearer {_own(bearer, environ, unset)}"
     elif isinstance(bearer, str):
         left_out.append(bearer)
-    return Passed(values, tuple(left_out))
+    return Passed(values, tuple(left_out), tuple(dict.fromkeys(unset)))

@@ -186,12 +186,18 @@ def apply(
     )
 
 
-def read_entry(host: Host, path: Path, name: str) -> dict[str, Any] | None:
-    """The installed entry as plain data, or None (also when the file is missing or unreadable)."""
+def read_entries(host: Host, path: Path) -> dict[str, dict[str, Any]]:
+    """Every server entry in the file as plain data, by name; none when the file is missing or
+    unreadable."""
     try:
         document = parse(path, read_text(path), host)
         servers = servers_of(document, host, path, create=False)
     except InstallError:
-        return None
-    entry = plain(servers.get(name)) if servers is not None else None
-    return dict(entry) if isinstance(entry, dict) else None
+        return {}
+    entries = {str(name): plain(entry) for name, entry in (servers or {}).items()}
+    return {name: dict(entry) for name, entry in entries.items() if isinstance(entry, dict)}
+
+
+def read_entry(host: Host, path: Path, name: str) -> dict[str, Any] | None:
+    """The installed entry called `name` as plain data, or None."""
+    return read_entries(host, path).get(name)

@@ -51,8 +51,9 @@ def launch_command(
     to this installation's version (its release tag for github) unless `unpinned`.
     With `check` (not for --print), the command must be an executable file."""
     if source == "here":
-        if runners.checkout is not None:
+        if runners.checkout is not None and (runners.uv is not None or runners.script is None):
             return [need(runners.uv, "uv", "--uv", check=check), *_uv_run(runners.checkout)]
+        # An editable install without uv: its own svc-mcp runs the checkout as it is too.
         if runners.script is None:
             raise InstallError(
                 f"cannot find this installation's {PACKAGE} command beside {sys.executable}; "

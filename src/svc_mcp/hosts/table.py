@@ -5,8 +5,9 @@ examples all read these rows; adding a host is adding a row (and its tests).
 
 from __future__ import annotations
 
+import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -105,6 +106,25 @@ class Host:
     startup: StartupLimit = StartupLimit()
     first_steps: str | None = None
     """What the person does once, after installing, before the host connects the server."""
+    program: str | None = None
+    """The host's own command on PATH, which says it is installed here (`--client claude`)."""
+    present_by_file: bool = False
+    """The user file itself (not only its folder) says the host is installed here."""
+
+    def is_present(
+        self,
+        *,
+        home: Path,
+        platform: Platform,
+        environ: Mapping[str, str],
+        which: Callable[[str], str | None] = shutil.which,
+    ) -> bool:
+        """Whether the host looks installed here: its command on PATH, or its user file (or, for
+        a host whose folder is its own, that folder)."""
+        user_file = self.user_file.path(home, platform, environ)
+        if self.program and which(self.program):
+            return True
+        return user_file.is_file() if self.present_by_file else user_file.parent.is_dir()
 
     @property
     def scopes(self) -> tuple[Scope, ...]:
@@ -133,7 +153,7 @@ HOSTS: dict[str, Host] = {
     host.name: host
     for host in (
         Host(
-            "claude",
+            "claude-desktop",
             "Claude Desktop",
             "https://modelcontextprotocol.io/quickstart/user",
             UserFile("app_data", ("Claude", "claude_desktop_config.json")),
@@ -152,6 +172,8 @@ HOSTS: dict[str, Host] = {
             "${%s}",
             http_fields={"type": "http"},
             startup=StartupLimit(variable="MCP_TIMEOUT", variable_unit=0.001),
+            program="claude",
+            present_by_file=True,
         ),
         Host(
             "cursor",
@@ -217,19 +239,63 @@ HOSTS: dict[str, Host] = {
 }
 
 
+SHORTHANDS: dict[str, tuple[str, ...]] = {"claude": ("claude-code", "claude-desktop")}
+"""A word users type for several hosts: it means those of them installed here."""
+
+
 def find_host(name: str) -> Host:
     """The row called `name`; refused (with the names there are) otherwise."""
     if name not in HOSTS:
-        raise InstallError(f"--client {name!r}: use one of {', '.join(HOSTS)}")
+        raise InstallError(f"--client {name!r}: use one of {', '.join([*SHORTHANDS, *HOSTS])}")
     return HOSTS[name]
 
 
+def find_hosts(
+    name: str,
+    *,
+    home: Path,
+    platform: Platform,
+    environ: Mapping[str, str],
+    which: Callable[[str], str | None] = shutil.which,
+) -> tuple[list[Host], str | None]:
+    """The rows `--client name` means, and for a shorthand the sentence saying which it chose:
+    those of its hosts installed here; refused, in one line, when none is."""
+    if name not in SHORTHANDS:
+        return [find_host(name)], None
+    rows = [HOSTS[member] for member in SHORTHANDS[name]]
+    present = [
+        h for h in rows if h.is_present(home=home, platform=platform, environ=environ, which=which)
+    ]
+    if not present:
+        signs = "; ".join(_signs(h, home, platform, environ) for h in rows)
+        options = " or ".join(f"--client {h.name}" for h in rows)
+        raise InstallError(
+            f"--client {name}: none of {', '.join(h.label for h in rows)} is installed here "
+            f"({signs}); install one, or name it: {options}"
+        )
+    chosen = " and ".join(f"{h.label} (--client {h.name})" for h in present)
+    return present, f"--client {name} means {chosen}: found here"
+
+
+def _signs(host: Host, home: Path, platform: Platform, environ: Mapping[str, str]) -> str:
+    user_file = host.user_file.path(home, platform, environ)
+    where = user_file if host.present_by_file else user_file.parent
+    on_path = f"no `{host.program}` on PATH, " if host.program else ""
+    return f"{on_path}no {where}"
+
+
 def hosts_help() -> str:
-    """The hosts as `--client` help lists them: each name, with its product name if different."""
-    return ", ".join(
+    """The hosts as `--client` help lists them: the shorthands, then each name, with its product
+    name if different."""
+    words = [
+        f"{word} (whichever of {' and '.join(members)} is installed here)"
+        for word, members in SHORTHANDS.items()
+    ]
+    rows = [
         h.name if _plain(h.label) == _plain(h.name) else f"{h.name} ({h.label})"
         for h in HOSTS.values()
-    )
+    ]
+    return ", ".join(words + rows)
 
 
 def _plain(name: str) -> str:

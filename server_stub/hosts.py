@@ -1,10 +1,12 @@
-"""Which `Host` names the data service answers for: a defence against DNS rebinding.
+"""Which `Host` names a stub answers for (the data service and the portal): a defence against
+DNS rebinding.
 
 A page on another site can point its own DNS name at 127.0.0.1 and then read the service from the
 victim's browser: same origin for the browser, but the request carries the attacker's name as
 `Host`. So only these names are answered, with any port: `localhost` and loopback addresses, the
 address the server is bound to (unless a wildcard), the hosts of `SERVICE_WEBAUTHN_ORIGIN` and
-`SERVICE_WEBAUTHN_RP_ID`, and `SERVICE_ALLOWED_HOSTS`. Anything else is `421 misdirected_request`.
+`SERVICE_WEBAUTHN_RP_ID` (data service), and `SERVICE_ALLOWED_HOSTS` / `PORTAL_ALLOWED_HOSTS` (the
+names of a deployment behind the access proxy). Anything else is `421 misdirected_request`.
 
 The health probes stay open to any `Host` (a load balancer may probe by an address the server does
 not know as its own; they disclose nothing), and a request without `Host` (HTTP/1.0) passes, since
@@ -49,8 +51,8 @@ def host_name(host: str) -> str | None:
 def allowed_hosts(
     configured: Iterable[str],
     *,
-    webauthn_origin: str | None,
-    webauthn_rp_id: str | None,
+    webauthn_origin: str | None = None,
+    webauthn_rp_id: str | None = None,
     bound_host: str | None,
 ) -> frozenset[str]:
     names = {"localhost", "127.0.0.1", "[::1]", *configured}
@@ -72,10 +74,21 @@ def _is_loopback_address(name: str) -> bool:
     return is_loopback(name)
 
 
+def host_names(value: str) -> list[str]:
+    """The names of a comma-separated setting; ValueError when one is not a host name."""
+    names = [entry.strip() for entry in value.split(",") if entry.strip()]
+    if any(host_name(name) is None for name in names):
+        raise ValueError(
+            "give host names or addresses separated by commas (no scheme or path; IPv6 in brackets)"
+        )
+    return names
+
+
 class HostAllowListMiddleware:
-    def __init__(self, app: ASGIApp, allowed: frozenset[str]) -> None:
+    def __init__(self, app: ASGIApp, allowed: frozenset[str], setting: str) -> None:
         self.app = app
         self.allowed = allowed
+        self.setting = setting
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] not in OPEN_PATHS:
@@ -85,7 +98,7 @@ class HostAllowListMiddleware:
                     421,
                     "misdirected_request",
                     "this server does not answer for that Host name; open it by a name it is "
-                    "configured for (loopback, the bound address, SERVICE_ALLOWED_HOSTS)",
+                    f"configured for (loopback, the bound address, {self.setting})",
                 )
                 await response(scope, receive, send)
                 return

@@ -1,0 +1,176 @@
+"""Half-open requests and connection floods against every server, over real sockets: a request
+head not complete in time is closed, connections are capped per address and in total (the excess
+answered 503 at once), one address cannot stop another from being served, and each server raises
+its soft file limit to the hard one at start.
+
+The servers run with a head timeout of 2 s and small caps (SVC_HTTP_*); the tests never sleep for
+a window: they wait on the server closing a socket, with a bound."""
+
+from __future__ import annotations
+
+import contextlib
+import resource
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.hardening.conftest import wait_for
+from tests.mcp.conftest import SVC_STUB, process_env
+from tests.support import Server, free_port, running_server
+
+HEAD_TIMEOUT = 2.0
+PER_ADDRESS = 4
+TOTAL = 6
+LIMITS = {
+    "SVC_HTTP_HEAD_TIMEOUT": str(HEAD_TIMEOUT),
+    "SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS": str(PER_ADDRESS),
+    "SVC_HTTP_MAX_CONNECTIONS": str(TOTAL),
+}
+LOWERED_SOFT_FILES = 1024
+
+
+@contextlib.contextmanager
+def lowered_file_limit() -> Iterator[None]:
+    """Children started inside inherit a soft file limit below the hard one."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, LOWERED_SOFT_FILES), hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+@pytest.fixture(scope="module", params=["portal", "service", "gateway"])
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Server, str]]:
+    kind: str = request.param
+    root = tmp_path_factory.mktemp(kind)
+    port = free_port()
+    if kind == "portal":
+        data = root / "data"
+        subprocess.run(
+            [SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True
+        )
+        args, ready = ["-m", "server_stub", "portal", "--data", str(data)], "/api/page"
+    elif kind == "service":
+        db = root / "service.db"
+        subprocess.run(
+            [SVC_STUB, "demo-data", "service", "--db", str(db)], check=True, capture_output=True
+        )
+        args, ready = ["-m", "server_stub", "service", "--db", str(db)], "/health/live"
+    else:
+        args, ready = ["-m", "svc_mcp", "--http", "--no-auth"], "/mcp"
+    with (
+        lowered_file_limit(),
+        running_server(
+            [*args, "--port", str(port)],
+            port=port,
+            log_path=root / "server.log",
+            ready_path=ready,
+            env=process_env(LIMITS),
+        ) as started,
+    ):
+        yield started, ready
+
+
+def connect(server: Server, source: str) -> socket.socket:
+    port = int(server.base_url.rsplit(":", 1)[1])
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
+    return sock
+
+
+def closed_by_server(sock: socket.socket, *, within: float) -> tuple[bool, bytes]:
+    """Whether the server closed `sock` within `within` seconds, and what it sent first."""
+    sock.settimeout(within)
+    received = b""
+    try:
+        while chunk := sock.recv(4096):
+            received += chunk
+    except TimeoutError:
+        return False, received
+    except ConnectionResetError:
+        pass
+    return True, received
+
+
+def served_from(server: Server, path: str, source: str) -> int:
+    transport = httpx.HTTPTransport(local_address=source)
+    with httpx.Client(transport=transport, timeout=5) as client:
+        return client.get(server.base_url + path).status_code
+
+
+def test_a_head_that_never_ends_is_closed(server: tuple[Server, str]) -> None:
+    started, _ = server
+    with connect(started, "127.0.0.11") as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        begun = time.monotonic()
+        closed, _ = closed_by_server(sock, within=HEAD_TIMEOUT + 8)
+        assert closed, "a half-sent request head kept its connection"
+        assert time.monotonic() - begun < HEAD_TIMEOUT + 5
+    with connect(started, "127.0.0.12") as silent:
+        closed, _ = closed_by_server(silent, within=HEAD_TIMEOUT + 8)
+        assert closed, "a connection that never sent a byte was kept"
+
+
+def test_one_address_cannot_hold_every_connection(server: tuple[Server, str]) -> None:
+    started, ready = server
+    held = [connect(started, "127.0.0.21") for _ in range(PER_ADDRESS)]
+    try:
+        with connect(started, "127.0.0.21") as excess:
+            closed, answer = closed_by_server(excess, within=HEAD_TIMEOUT / 2)
+            assert closed, "the connection over the address's cap was kept"
+            assert answer.startswith(b"HTTP/1.1 503 ")
+            assert b"too_many_connections" in answer
+        # Another address is served while the first holds all it may.
+        assert served_from(started, ready, "127.0.0.22") != 503
+        held += [connect(started, "127.0.0.23") for _ in range(TOTAL - PER_ADDRESS)]
+        with connect(started, "127.0.0.24") as over_total:
+            closed, answer = closed_by_server(over_total, within=HEAD_TIMEOUT / 2)
+            assert closed, "the connection over the server's total was kept"
+            assert answer.startswith(b"HTTP/1.1 503 ")
+    finally:
+        for sock in held:
+            sock.close()
+    wait_for(lambda: _served(started, ready, "127.0.0.25"), timeout=10)
+    # A flood of refused connections is not a flood of log lines: one line a minute at most.
+    assert started.log().count("connection(s) since the last such line") == 1
+
+
+def _served(server: Server, path: str, source: str) -> bool:
+    try:
+        return served_from(server, path, source) != 503
+    except httpx.TransportError:
+        return False
+
+
+def test_the_soft_file_limit_is_raised_to_the_hard_one(server: tuple[Server, str]) -> None:
+    started, _ = server
+    limits = Path(f"/proc/{started.process.pid}/limits").read_text()
+    line = next(row for row in limits.splitlines() if row.startswith("Max open files"))
+    soft, hard = line.split()[3:5]
+    assert soft == hard
+    assert int(soft) > LOWERED_SOFT_FILES or soft == "unlimited"
+
+
+@pytest.mark.parametrize("header", ["Host", "Authorization"])
+def test_a_repeated_host_or_authorization_is_refused(
+    server: tuple[Server, str], header: str
+) -> None:
+    """Which of two would count is a guess the next hop may make the other way."""
+    started, ready = server
+    lines = [f"GET {ready} HTTP/1.1", "Host: 127.0.0.1", "Connection: close"]
+    lines += [f"{header}: {value}" for value in ("Bearer first-0123456789", "Bearer second-987")]
+    if header == "Host":
+        lines[-2:] = ["Host: evil.example"]
+    with connect(started, "127.0.0.31") as sock:
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        closed, answer = closed_by_server(sock, within=5)
+    assert closed
+    assert answer.startswith(b"HTTP/1.1 400 ")
+    assert f"the {header} header is repeated".encode() in answer

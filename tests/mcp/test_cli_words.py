@@ -1,0 +1,146 @@
+"""The user's own words on the real `svc-mcp` console script: a malformed time, number or choice
+is refused before anything is sent; `--json` is accepted by every tool command; a mistyped tool
+name gets "did you mean"; a gateway port in use is `misconfigured`, with no "serving" line; help
+is rich on a terminal and plain, unwrapped text when piped."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pty
+import re
+import socket
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+
+from svc_mcp.hosts.table import hosts_help
+from tests.mcp.conftest import (
+    SVC_MCP,
+    SVC_PORTAL,
+    SVC_STUB,
+    process_env,
+    run_command,
+    run_commands,
+)
+
+
+@pytest.fixture
+def listener() -> Iterator[tuple[str, socket.socket]]:
+    """A loopback socket that accepts nothing: any request sent to it waits in its backlog."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(8)
+        sock.setblocking(False)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}", sock
+
+
+def _nothing_arrived(sock: socket.socket) -> bool:
+    try:
+        connection, _ = sock.accept()
+    except BlockingIOError:
+        return True
+    connection.close()
+    return False
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["get_orders", "--since", "yesterday"], "since must be an ISO 8601 time such as"),
+        (["get_fills", "--until", "2025-13-01T00:00:00"], "until must be an ISO 8601 time"),
+        (["get_pnl", "--since", "2025-06-30T10:00:00"], "since must be a date such as"),
+        (["get_orders", "--limit", "abc"], "limit must be"),
+        (["get_orders", "--side", "sideways"], "side must be one of buy, sell"),
+    ],
+)
+def test_a_malformed_value_is_invalid_argument_and_nothing_is_sent(
+    listener: tuple[str, socket.socket], args: list[str], said: str
+) -> None:
+    base, sock = listener
+    done = run_command([SVC_MCP, *args], {"SERVICE_API_BASE": base})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("svc-mcp: invalid_argument: "), done.stderr
+    assert said in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+    assert _nothing_arrived(sock)
+
+
+def test_json_is_accepted_by_tool_commands_and_a_typo_gets_did_you_mean() -> None:
+    closed = "http://127.0.0.1:9"
+    system, typo, mounted, portal = run_commands(
+        [
+            ([SVC_MCP, "get_system", "--json"], {"SERVICE_API_BASE": closed}),
+            ([SVC_MCP, "get_systm"], {}),
+            ([SVC_MCP, "portal", "identity", "whoami", "--json"], {"PORTAL_API_BASE": closed}),
+            ([SVC_PORTAL, "catalog", "list", "--json"], {"PORTAL_API_BASE": closed}),
+        ]
+    )
+    for accepted in (system, mounted, portal):
+        # unreachable: the option itself was accepted
+        assert accepted.returncode == 8, accepted.stderr
+        assert "usage" not in accepted.stderr
+    assert typo.returncode == 2
+    assert typo.stderr.splitlines() == [
+        "svc-mcp: usage: no command or tool 'get_systm'; did you mean get_system? "
+        "(svc-mcp tools lists the tools) (see svc-mcp --help)"
+    ]
+
+
+def test_a_gateway_port_in_use_is_misconfigured_without_a_serving_line() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = run_command([SVC_MCP, "--http", "--port", str(port)], {})
+    assert done.returncode == 2
+    assert "serving" not in done.stderr
+    assert done.stderr.splitlines() == [
+        f"svc-mcp: misconfigured: cannot listen on 127.0.0.1 port {port} (Address already in "
+        "use): another program may be using it; pass another --port, or stop that program"
+    ]
+
+
+def test_help_piped_is_plain_and_unwrapped() -> None:
+    commands = [
+        [SVC_MCP, "install", "--help"],
+        [SVC_MCP, "doctor", "--help"],
+        [SVC_MCP, "portal", "--help"],
+        [SVC_PORTAL, "--help"],
+        [SVC_MCP, "get_orders", "--help"],
+        [SVC_MCP, "submit_intel", "--help"],
+        [SVC_STUB, "intel", "sign", "--help"],
+    ]
+    done = run_commands([(command, {}) for command in commands])
+    for command, result in zip(commands, done, strict=True):
+        assert result.returncode == 0, (command, result.stderr)
+        assert "<bool>" not in result.stdout, command
+        assert not {"╭", "│"} & set(result.stdout), command
+    install = done[0].stdout
+    assert "--source <here|pypi|github|local>" in install
+    assert hosts_help() in install  # on one line: nothing wrapped mid-word
+    assert "svc-portal" not in done[2].stdout
+    assert "svc-stub intel sign --file draft.json" in done[5].stdout
+
+
+def test_help_on_a_terminal_is_rich_and_flags_show_no_value() -> None:
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [SVC_MCP, "doctor", "--help"],
+        stdout=terminal,
+        stderr=terminal,
+        env=process_env({"COLUMNS": "200"}),
+    )
+    os.close(terminal)
+    output = b""
+    with contextlib.suppress(OSError):  # EIO once the process has closed the terminal
+        while chunk := os.read(controller, 4096):
+            output += chunk
+    os.close(controller)
+    assert process.wait(timeout=60) == 0
+    text = re.sub(r"\x1b\[[0-9;]*m", "", output.decode())
+    assert "╭" in text
+    for flag in ("--json", "--trust-project"):
+        (line,) = [line for line in text.splitlines() if f"{flag} " in line]
+        assert "<bool>" not in line, line
