@@ -31,7 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from _load import ROOT, free_port, median, ratio_line, rps, server_process
-from gateway_load import load
+from gateway_load import cpu_seconds, load
 
 TOKEN = "bench-token-" + "k" * 32
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -149,6 +149,7 @@ def main() -> int:
             )
 
             stub_off, stub_on, stub_all = [], [], []
+            cpu: dict[str, list[float]] = {}  # server CPU per request, steadier than req/s
             for name in ("stub", "traced stub", "sampled stub"):
                 rps(ports[name], "/api/v1/system", AUTH, seconds=1)  # warm-up
             for _ in range(args.rounds):
@@ -157,7 +158,11 @@ def main() -> int:
                     ("traced stub", stub_on),
                     ("sampled stub", stub_all),
                 ):
-                    rates.append(rps(ports[name], "/api/v1/system", AUTH, seconds=args.seconds))
+                    used = cpu_seconds(started[name].pid)
+                    rate = rps(ports[name], "/api/v1/system", AUTH, seconds=args.seconds)
+                    used = cpu_seconds(started[name].pid) - used
+                    rates.append(rate)
+                    cpu.setdefault(name, []).append(used / (rate * args.seconds))
             print(
                 ratio_line(
                     "service stub GET /api/v1/system, traced (default sampler) vs OTEL_* unset",
@@ -165,6 +170,15 @@ def main() -> int:
                     median(stub_off),
                     "req/s",
                     ">= 0.90",
+                )
+            )
+            print(
+                ratio_line(
+                    "service stub server CPU per request, OTEL_* unset vs traced (default sampler)",
+                    median(cpu["stub"]) * 1e6,
+                    median(cpu["traced stub"]) * 1e6,
+                    "us",
+                    ">= 0.90 (off/traced)",
                 )
             )
             print(
