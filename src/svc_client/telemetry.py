@@ -67,10 +67,6 @@ def configured(environ: Mapping[str, str] | None = None) -> bool:
     )
 
 
-def enabled() -> bool:
-    return _on is not None
-
-
 def capture_arguments() -> bool:
     return os.environ.get(CAPTURE_ARGUMENTS_VARIABLE, "").strip().lower() == "true"
 
