@@ -28,6 +28,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "context": [],
     "gateway_load": ["--clients", "50", "--seconds", "5"],
     "confinement": ["--starts", "10", "--seconds", "1", "--rounds", "3"],
+    "telemetry": ["--calls", "8", "--seconds", "2", "--rounds", "3", "--clients", "20"],
 }
 
 
@@ -48,7 +49,9 @@ def _portal_or_intel(name: str, out: str) -> list[Row]:
     rows = []
     pattern = rf"^(.+?): {NUMBER} (\S+) vs baseline {NUMBER} \S+; ratio {NUMBER} \(target (.+)\)$"
     for label, figure, unit, baseline, ratio, target in re.findall(pattern, out, re.M):
-        base = "bare Starlette route" if name == "portal_stub" else "direct HTTP POST"
+        base = {"portal_stub": "bare Starlette route", "intel": "direct HTTP POST"}.get(
+            name, "telemetry off / base revision"
+        )
         rows.append(
             Row(name, label, f"{figure} {unit}", f"{baseline} {unit} ({base})", ratio, target)
         )
@@ -226,7 +229,7 @@ def parse(name: str, out: str) -> list[Row]:
         return _context(out)
     if name == "gateway_load":
         return _gateway(out)
-    if name in ("portal_stub", "intel"):
+    if name in ("portal_stub", "intel", "telemetry"):
         return _portal_or_intel(name, out)
     if name == "service_stub":
         return _service(out)

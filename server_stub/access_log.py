@@ -9,6 +9,8 @@ import time
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from server_stub.telemetry import request_id
+
 access_log = logging.getLogger("server_stub.access")
 
 
@@ -16,8 +18,9 @@ class AccessLogMiddleware:
     """One JSON line per request on `server_stub.access`.
 
     Logged: client peer, method, the matched route's path template (or `-` for unknown paths),
-    status and duration. Never the query string, headers, cookies or bodies, and never a raw
-    unknown path, since a mistyped URL may carry a pasted token.
+    status, duration and the request id (server_stub.telemetry.request_id). Never the query
+    string, headers, cookies or bodies, and never a raw unknown path, since a mistyped URL may
+    carry a pasted token.
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -49,5 +52,5 @@ class AccessLogMiddleware:
                 f'"client":{json.dumps(client[0] if client else None)},'
                 f'"method":{json.dumps(scope["method"])},'
                 f'"route":"{route.path if isinstance(route, Route) else "-"}",'
-                f'"status":{status},"ms":{elapsed_ms:.2f}}}'
+                f'"status":{status},"ms":{elapsed_ms:.2f},"request_id":"{request_id(scope)}"}}'
             )

@@ -51,6 +51,8 @@ def serve_portal(
 
     data_dir = _data_dir(data)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    from server_stub.telemetry import setup, traced
+
     try:
         settings = PortalSettings()
     except ValidationError as exc:
@@ -60,16 +62,19 @@ def serve_portal(
         )
         _fail(f"invalid configuration: {problems}")
     try:
-        app = create_app(
-            data_dir,
-            access_proxy=settings.access_proxy(),
-            allowed_hosts=settings.allowed_host_names,
-            bound_host=host,
+        app = traced(
+            create_app(
+                data_dir,
+                access_proxy=settings.access_proxy(),
+                allowed_hosts=settings.allowed_host_names,
+                bound_host=host,
+            )
         )
         http = stub_protocol()
     except (DataError, ValueError) as exc:
         _fail(f"cannot start the portal: {exc}")
     confine_portal(data_dir, port)
+    setup("svc-stub portal")  # after confinement, which must find one thread
     serve(app, host, port, http)
 
 

@@ -28,10 +28,17 @@ from starlette.responses import Response
 
 from server_stub.http import ApiError, Clock, ok
 from server_stub.service.client_ip import client_address, forwarded_for_values
-from server_stub.service.guard import BruteForceGuard, LoginFloodLimit, LoginRefused, SenderLimit
+from server_stub.service.guard import (
+    BruteForceGuard,
+    FailureOutcome,
+    LoginFloodLimit,
+    LoginRefused,
+    SenderLimit,
+)
 from server_stub.service.security_log import SecurityLog
 from server_stub.service.sessions import SESSION_COOKIE, SessionStore
 from server_stub.service.settings import ServiceSettings
+from server_stub.telemetry import child, count
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -162,16 +169,20 @@ class Authenticator:
         return authentication
 
     def refuse_if_locked(self, client: str) -> None:
-        retry_after = self.guard.retry_after(client)
+        with child("guard.check"):
+            retry_after = self.guard.retry_after(client)
         if retry_after is not None:
+            count("svc_stub.guard.refused", reason="locked_out")
             raise locked_out(retry_after)
 
     def admit_login(self, client: str) -> None:
         """Lockout first (a locked address spends none of the shared budget), then the flood
         limit."""
         self.refuse_if_locked(client)
-        refused = self.flood.admit(client)
+        with child("guard.admit_login"):
+            refused = self.flood.admit(client)
         if refused is not None:
+            count("svc_stub.guard.refused", reason="rate_limited")
             raise rate_limited(refused)
 
     def admit_login_options(self, client: str) -> None:
@@ -184,7 +195,7 @@ class Authenticator:
 
     def failed_credential(self, client: str, via: Via) -> ApiError:
         """Counts a wrong credential and returns the error to answer with."""
-        outcome = self.guard.record_failure(client, via=via.value)
+        outcome = self._failure(client, via, "wrong_credential")
         if outcome.retry_after is not None:
             return locked_out(outcome.retry_after)
         return unauthorized(WRONG_PASSKEY if via is Via.PASSKEY else WRONG_CREDENTIAL)
@@ -193,8 +204,16 @@ class Authenticator:
         """A login body that is not what the route takes, after `admit_login`: counted like a wrong
         credential, so garbage cannot spend the shared login budget for free. Answered with
         `error` (400), or 429 on the failure that locks."""
-        outcome = self.guard.record_failure(client, via=via.value, reason="malformed_body")
+        outcome = self._failure(client, via, "malformed_body")
         return locked_out(outcome.retry_after) if outcome.retry_after is not None else error
+
+    def _failure(self, client: str, via: Via, reason: str) -> FailureOutcome:
+        with child("guard.record_failure"):
+            outcome = self.guard.record_failure(client, via=via.value, reason=reason)
+        count("svc_stub.guard.failures", via=via.value)
+        if outcome.retry_after is not None:
+            count("svc_stub.guard.lockouts", via=via.value)
+        return outcome
 
     def successful_login(self, client: str, via: Via) -> None:
         self.guard.record_success(client)

@@ -77,8 +77,10 @@ def serve(
         )
     for warning in warnings:
         typer.echo(warning, err=True)
+    from server_stub.telemetry import setup, traced
+
     try:
-        app = create_app(settings, bound_host=host)
+        app = traced(create_app(settings, bound_host=host))
         http = stub_protocol()
     except (StartupRefused, ValueError) as exc:
         raise _fail(str(exc)) from None
@@ -105,6 +107,7 @@ def serve(
         loop="auto",
     )
     confine_service(settings.db_path, port)
+    setup("svc-stub service")  # after confinement, which must find one thread
     uvicorn.Server(config).run()
 
 

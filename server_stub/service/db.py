@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from server_stub.http import PageRequest, encode_cursor
+from server_stub.telemetry import child
 
 Row = dict[str, Any]
 _T = TypeVar("_T")
@@ -31,6 +32,7 @@ _T = TypeVar("_T")
 MAX_CACHED_RESULTS = 64
 MAX_CACHED_PAGE_ROWS = 100
 READ_BUSY_SECONDS = 0.25
+_SQLITE = {"db.system.name": "sqlite"}
 Condition = tuple[str, str | tuple[str, ...] | None]
 """A WHERE fragment and its value; skipped when None, `{}` expands to one `?` per tuple item."""
 
@@ -88,7 +90,7 @@ class ServiceDatabase:
     def _cached(self, key: Hashable | None, compute: Callable[[sqlite3.Connection], _T]) -> _T:
         """`compute(connection)`, or its earlier result when nothing was committed since.
         A None key is never cached."""
-        with self.reading() as connection:
+        with child("sqlite.query", **_SQLITE), self.reading() as connection:
             if key is None:
                 return compute(connection)
             version = connection.execute("PRAGMA data_version").fetchone()[0]

@@ -27,6 +27,7 @@ from urllib.parse import quote
 from server_stub.http import ApiError, Clock
 from server_stub.intel.envelope import IntelRejected, verify
 from server_stub.service.schema import format_timestamp
+from server_stub.telemetry import child
 
 WRITE_BUSY_SECONDS = 1.0
 
@@ -73,7 +74,8 @@ class IntelIntake:
             )
         now = datetime.fromtimestamp(self.clock(), UTC)
         try:
-            envelope = verify(document, self.key, now)
+            with child("intel.verify"):
+                envelope = verify(document, self.key, now)
         except IntelRejected as refusal:
             raise ApiError(refusal.status, refusal.code, refusal.message) from None
         row = (
@@ -87,7 +89,7 @@ class IntelIntake:
             json.dumps(envelope.body, ensure_ascii=False, separators=(",", ":")),
             envelope.sig,
         )
-        with self._lock:
+        with self._lock, child("sqlite.insert", **{"db.system.name": "sqlite"}):
             return self._store(row)
 
     def _store(self, row: tuple[Any, ...]) -> Receipt:

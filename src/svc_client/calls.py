@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from svc_client.connection import Connection, Payload
 from svc_client.errors import CallError, InvalidArgument, ServerError, Unreachable
 from svc_client.safe_text import safe_json
+from svc_client.telemetry import backend_request
 from svc_client.toolspec import FIELDS, ToolSpec
 
 if TYPE_CHECKING:
@@ -125,16 +126,22 @@ async def call_tool(
     request = _prepare(spec, arguments)
     for attempt in count(1):
         try:
-            payload = await fetch(
-                http,
-                request.connection,
-                spec.method,
-                spec.path,
-                query=request.query,
-                needs=spec.access,
-                json_body=request.body,
-            )
-            return _checked(spec, request, payload)
+            with backend_request(spec.backend.name, spec.method, spec.path) as exchange:
+                try:
+                    payload = await fetch(
+                        http,
+                        request.connection,
+                        spec.method,
+                        spec.path,
+                        query=request.query,
+                        needs=spec.access,
+                        json_body=request.body,
+                        exchange=exchange,
+                    )
+                    return _checked(spec, request, payload)
+                except CallError as error:
+                    error.request_id = exchange.named_id()
+                    raise
         except CallError as error:
             delay = retry_delay(spec, attempt, error)
             if delay is None:
@@ -151,15 +158,21 @@ def call_tool_once(spec: ToolSpec, arguments: Mapping[str, object]) -> ToolResul
     request = _prepare(spec, arguments)
     for attempt in count(1):
         try:
-            payload = fetch_once(
-                request.connection,
-                spec.method,
-                spec.path,
-                query=request.query,
-                needs=spec.access,
-                json_body=request.body,
-            )
-            return _checked(spec, request, payload)
+            with backend_request(spec.backend.name, spec.method, spec.path) as exchange:
+                try:
+                    payload = fetch_once(
+                        request.connection,
+                        spec.method,
+                        spec.path,
+                        query=request.query,
+                        needs=spec.access,
+                        json_body=request.body,
+                        exchange=exchange,
+                    )
+                    return _checked(spec, request, payload)
+                except CallError as error:
+                    error.request_id = exchange.named_id()
+                    raise
         except CallError as error:
             delay = retry_delay(spec, attempt, error)
             if delay is None:

@@ -23,6 +23,7 @@ from svc_client.connection import (
     unreachable,
 )
 from svc_client.settings import TIMEOUT_SECONDS, ca_file, timeout_seconds
+from svc_client.telemetry import BackendRequest
 
 
 def new_http_client() -> httpx.AsyncClient:
@@ -52,6 +53,7 @@ async def fetch(
     query: dict[str, str],
     needs: str,
     json_body: Any = None,
+    exchange: BackendRequest | None = None,
 ) -> Payload:
     """Sends one request; `needs` says who may call `path`, for the message of a 403.
 
@@ -65,10 +67,12 @@ async def fetch(
             async with http.stream(
                 method,
                 connection.url(path, query),
-                headers=request_headers(connection, body),
+                headers=request_headers(connection, body, exchange),
                 content=body,
                 timeout=httpx.Timeout(limit, connect=min(limit, CONNECT_TIMEOUT_SECONDS)),
             ) as response:
+                if exchange is not None:
+                    exchange.status = response.status_code
                 reader = BodyReader(connection, request, response.headers.get("Content-Encoding"))
                 # Raw bytes: httpx would inflate a whole compressed chunk before we could count.
                 async for chunk in response.aiter_raw():

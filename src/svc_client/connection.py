@@ -30,6 +30,7 @@ from svc_client.errors import (
     Unauthorized,
     Unreachable,
 )
+from svc_client.telemetry import BackendRequest
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 CONNECT_TIMEOUT_SECONDS = 5.0
@@ -105,12 +106,17 @@ def too_large(connection: Connection, request: str) -> ServerError:
     )
 
 
-def request_headers(connection: Connection, body: bytes | None) -> dict[str, str]:
+def request_headers(
+    connection: Connection, body: bytes | None, exchange: BackendRequest | None = None
+) -> dict[str, str]:
     """The headers of every request, whichever transport sends it. `identity`: a backend's
-    answer is read as sent, so a small compressed answer cannot inflate in memory."""
+    answer is read as sent, so a small compressed answer cannot inflate in memory. `exchange`
+    adds the request id and the trace context (svc_client.telemetry)."""
     headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
     if body is not None:
         headers["Content-Type"] = "application/json"
+    if exchange is not None:
+        headers.update(exchange.headers)
     return {**headers, **connection.headers()}
 
 

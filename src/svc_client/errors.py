@@ -24,6 +24,14 @@ class CallError(Exception):
         super().__init__(visible(message))
         self.hint = hint
         self.retry_after = retry_after
+        self.request_id: str | None = None
+        """The id of the backend request that failed (its trace id when tracing is on), which
+        the backend's access log carries: what a person hands an operator."""
+
+    def told(self) -> str:
+        """The message, and the request id when a backend request failed (errors only, so the
+        id costs an agent's budget nothing on success)."""
+        return f"{self} (request id {self.request_id})" if self.request_id else str(self)
 
     def as_dict(self) -> dict[str, Any]:
         """`kind` and `message`, plus `retry_after` and `hint` where they apply."""

@@ -25,6 +25,7 @@ from svc_client.connection import (
     unreachable,
 )
 from svc_client.settings import ca_file, timeout_seconds
+from svc_client.telemetry import BackendRequest
 
 _CHUNK_BYTES = 64 * 1024
 
@@ -37,6 +38,7 @@ def fetch_once(
     query: dict[str, str],
     needs: str,
     json_body: Any = None,
+    exchange: BackendRequest | None = None,
 ) -> Payload:
     """Sends one request; like `svc_client.client.fetch`, the whole exchange is bounded by
     `timeout_seconds()`."""
@@ -45,7 +47,7 @@ def fetch_once(
     request = f"{method} {path}"
     url = urlsplit(connection.url(path, query))
     body = request_body(json_body)
-    headers = request_headers(connection, body)
+    headers = request_headers(connection, body, exchange)
     target = url.path + (f"?{url.query}" if url.query else "")
     conn = _open(url.scheme, url.netloc, min(limit, CONNECT_TIMEOUT_SECONDS))
     try:
@@ -63,6 +65,8 @@ def fetch_once(
         sock = conn.sock
         sock.settimeout(max(deadline - time.monotonic(), 0.001))
         response = conn.getresponse()
+        if exchange is not None:
+            exchange.status = response.status
         raw = _read_bounded(
             response,
             sock,

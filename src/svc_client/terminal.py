@@ -14,15 +14,19 @@ from svc_client.calls import call_tool_once
 from svc_client.errors import CallError
 from svc_client.exits import fail
 from svc_client.safe_text import safe_json, visible
+from svc_client.telemetry import setup, shutdown
 from svc_client.toolspec import ToolSpec
 
 
 def run_tool(prog: str, spec: ToolSpec, arguments: Mapping[str, object]) -> None:
     """Calls the tool once and prints its result, or fails with the error's exit code."""
+    setup(prog)
     try:
         result = call_tool_once(spec, arguments)
     except CallError as error:
-        fail(prog, error.kind, str(error))
+        shutdown()
+        fail(prog, error.kind, error.told())
+    shutdown()
     print(safe_json(result.data, indent=2))
     if result.next_cursor is not None:
         print(f"next_cursor: {visible(result.next_cursor)}", file=sys.stderr)

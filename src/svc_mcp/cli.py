@@ -158,7 +158,10 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
                 f"{PROG}: serving MCP over stdio for an MCP host; see {PROG} --help",
                 file=sys.stderr,
             )
+        from svc_client.telemetry import setup
+
         confine_stdio_server()
+        setup(PROG)  # after confinement, which must find one thread: the exporters start some
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(serve_stdio(selected))
         return

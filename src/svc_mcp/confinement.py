@@ -1,6 +1,7 @@
 """The confinement of the stdio MCP server and the `--http` gateway: no file writes, reads only
 the installation, the runtime, the trust store and the resolver's files, TCP connect only to the
-backends' ports (README "Security notes"). `SVC_MCP_CONFINEMENT` = auto | require | off."""
+backends' ports and the OTLP endpoint's (README "Security notes").
+`SVC_MCP_CONFINEMENT` = auto | require | off."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from urllib.parse import urlsplit
 
 from svc_client.backends import BACKENDS
 from svc_client.errors import Misconfigured
+from svc_client.telemetry import otlp_ports
 from svc_mcp.views import load_assets
 from svc_serving.confine import Policy, confine, status
 
@@ -30,13 +32,18 @@ def backend_ports() -> tuple[int, ...]:
     return tuple(sorted(ports))
 
 
+def connect_ports() -> tuple[int, ...]:
+    """The backends' ports and, when telemetry is configured, the OTLP endpoint's."""
+    return tuple(sorted({*backend_ports(), *otlp_ports()}))
+
+
 def stdio_policy() -> Policy:
-    return Policy(process="svc-mcp", connect_ports=backend_ports())
+    return Policy(process="svc-mcp", connect_ports=connect_ports())
 
 
 def gateway_policy() -> Policy:
     """The gateway confines itself after its listening socket is bound, so it binds nothing."""
-    return Policy(process="svc-mcp --http", connect_ports=backend_ports())
+    return Policy(process="svc-mcp --http", connect_ports=connect_ports())
 
 
 def confine_stdio_server() -> None:

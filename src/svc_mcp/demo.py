@@ -29,7 +29,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent, Tool
@@ -51,6 +51,9 @@ from svc_mcp.hosts.entries import plain_entry
 from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.runners import launch_command, this_installation
 
+if TYPE_CHECKING:
+    from svc_mcp.demo_trace import Receiver
+
 PROG = "svc-mcp demo"
 MCP_COMMAND = (sys.executable, "-m", "svc_mcp")
 """How the demo runs svc-mcp, and the command of the host entry `--keep-running` prints."""
@@ -59,13 +62,15 @@ LOCKOUT_FAILURES = 8
 EXIT_INTERRUPTED = 130
 MCP_LOG = "svc-mcp.log"
 """svc-mcp's stderr, in the temporary directory."""
+TRACE_WAIT_SECONDS = 10
+_REQUEST_ID = re.compile(r" \(request id [0-9a-f]+\)$")
 _RETRY_AFTER = re.compile(r"retry after (\d+) seconds")
 
 
 def main(args: Sequence[str]) -> None:
     options = _parser().parse_args(list(args))
     with _stop_signals_interrupt():
-        code = run(keep_running=options.keep_running)
+        code = run(keep_running=options.keep_running, trace=options.trace)
     raise SystemExit(code)
 
 
@@ -81,15 +86,21 @@ def _parser() -> argparse.ArgumentParser:
         help="leave the stubs up and print the environment and an MCP host config to use "
         "them, until Ctrl-C",
     )
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="run with OpenTelemetry on, into a receiver in this process, and print the trace "
+        "of one call (needs svc-mcp[otel])",
+    )
     return parser
 
 
-def run(*, keep_running: bool) -> int:
+def run(*, keep_running: bool, trace: bool = False) -> int:
     """The demo from start to clean-up; returns the exit code (failures exit from here)."""
     started = time.monotonic()
     try:
-        with open_view() as view:
-            outcome = _demo(view, keep_running=keep_running)
+        with open_view() as view, _tracing(trace) as receiver:
+            outcome = _demo(view, keep_running=keep_running, receiver=receiver)
             view.line(_closing(outcome, time.monotonic() - started))
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted: stopped the stubs and removed their data", file=sys.stderr)
@@ -99,7 +110,59 @@ def run(*, keep_running: bool) -> int:
     return 0
 
 
-def _demo(view: View, *, keep_running: bool) -> Outcome:
+@contextlib.contextmanager
+def _tracing(on: bool) -> Iterator[Receiver | None]:
+    """With `on`, a receiver on loopback, and the OTEL_* variables that make every process the
+    demo starts export to it (restored afterwards)."""
+    if not on:
+        yield None
+        return
+    try:
+        from svc_mcp.demo_trace import otel_env, receiving
+    except ImportError:
+        raise DemoFailed(
+            "--trace needs OpenTelemetry: pip install 'svc-mcp[otel]'", FailureKind.MISCONFIGURED
+        ) from None
+    with receiving() as receiver:
+        variables = otel_env(receiver)
+        saved = {name: os.environ.get(name) for name in variables}
+        os.environ.update(variables)
+        try:
+            yield receiver
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+
+def _show_trace(view: View, receiver: Receiver) -> None:
+    """The tree of the first get_system call, once its stub's spans have arrived too."""
+    from svc_mcp.demo_trace import tree
+
+    def stub_spans_of_the_call(received: Receiver) -> str | None:
+        for span in list(received.spans):
+            if span.name == "tools/call get_system":
+                names = {s.name for s in received.trace(span.trace_id)}
+                if "sqlite.query" in names:  # the stub's child: its request span is done too
+                    return span.trace_id
+        return None
+
+    deadline = time.monotonic() + TRACE_WAIT_SECONDS
+    while (trace_id := stub_spans_of_the_call(receiver)) is None:
+        if time.monotonic() > deadline:
+            view.line(f"No trace of get_system arrived within {TRACE_WAIT_SECONDS} s.")
+            return
+        time.sleep(0.1)
+    view.block(f"Trace {trace_id} of one call (get_system)", tree(receiver.trace(trace_id)))
+    view.line(
+        "Each process exported its spans over OTLP/HTTP; set OTEL_EXPORTER_OTLP_ENDPOINT to "
+        'send them to a collector instead (README "Observability").'
+    )
+
+
+def _demo(view: View, *, keep_running: bool, receiver: Receiver | None = None) -> Outcome:
     with contextlib.ExitStack() as stack:
         with view.step("Starting the portal and data service stubs", 1) as advance:
             stubs = stack.enter_context(running_stubs())
@@ -113,6 +176,8 @@ def _demo(view: View, *, keep_running: bool) -> Outcome:
             raise _failure(error, stubs.root / MCP_LOG) from None
         stop([stubs.lockout])
         view.finish()
+        if receiver is not None:
+            _show_trace(view, receiver)
         if keep_running:
             _show_environment(view, stubs)
             _wait_for_ctrl_c(stubs)
@@ -359,11 +424,13 @@ async def _lock_out(session: ClientSession, view: View) -> tuple[int, int]:
 
 
 def _attempt_rows(answers: Sequence[str]) -> list[list[str]]:
-    """One row per try: the error kind and what the agent was told (a repeat says so)."""
+    """One row per try: the error kind and what the agent was told (a repeat says so; each
+    request's id differs, the rest of a repeat does not)."""
     rows = []
+    untagged = [_REQUEST_ID.sub("", text) for text in answers]
     for attempt, text in enumerate(answers, start=1):
         kind, _, told = text.partition(": ")
-        repeated = attempt > 1 and text == answers[attempt - 2]
+        repeated = attempt > 1 and untagged[attempt - 1] == untagged[attempt - 2]
         rows.append([str(attempt), kind, "(the same)" if repeated else told])
     return rows
 

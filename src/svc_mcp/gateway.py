@@ -41,6 +41,7 @@ from svc_client.gateway_token import (
     gateway_token_path,
 )
 from svc_client.settings import GATEWAY_TOKEN_VARIABLE
+from svc_client.telemetry import setup as setup_telemetry
 from svc_client.toolspec import ToolSpec
 from svc_mcp.confinement import confine_gateway
 from svc_mcp.server import build_server
@@ -284,10 +285,12 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
         # Before any thread starts (Landlock confines the calling thread's descendants only) and
         # after the listening socket exists: the confined gateway binds nothing.
         confine_gateway()
+        # After confinement, which must find one thread: the exporters start some.
+        setup_telemetry("svc-mcp --http")
         async with new_http_client() as http:
             # Stateless with JSON answers: no session lives in this process, so any number of
             # instances with the same token can sit behind any load balancer (README "Scale out").
-            app: ASGIApp = build_server(specs, http).streamable_http_app(
+            app: ASGIApp = build_server(specs, http, transport="tcp").streamable_http_app(
                 streamable_http_path=options.path,
                 transport_security=transport_security(options),
                 host=options.host,

@@ -44,6 +44,7 @@ from svc_client.client import new_http_client
 from svc_client.errors import CallError, NotFound
 from svc_client.schemas import output_schema
 from svc_client.toolspec import ToolSpec
+from svc_mcp.spans import RequestSpans
 from svc_mcp.views import ViewDocument, view_documents, view_uri
 
 SERVER_NAME = "svc-mcp"
@@ -72,9 +73,11 @@ and httpcore's pool bookkeeping, which grows with requests times connections, st
 log = logging.getLogger(__name__)
 
 
-def build_server(specs: Sequence[ToolSpec], http: httpx.AsyncClient) -> Server[Any]:
+def build_server(
+    specs: Sequence[ToolSpec], http: httpx.AsyncClient, *, transport: str = "pipe"
+) -> Server[Any]:
     """A low-level Server serving `specs`, and nothing else; every call goes through the shared
-    `http` client."""
+    `http` client. `transport` (`pipe`, `tcp`) is what its spans say it is served over."""
     tools = {spec.name: _tool(spec) for spec in specs}
     rows = {spec.name: (spec, spec.agent_defaults()) for spec in specs}
     slots = anyio.Semaphore(BACKEND_SLOTS)
@@ -128,6 +131,8 @@ def build_server(specs: Sequence[ToolSpec], http: httpx.AsyncClient) -> Server[A
         on_call_tool=call,
         **_view_handlers(views),
     )
+    # Our span middleware takes the place of the SDK's default one (svc_mcp.spans says why).
+    server.middleware = [RequestSpans(transport)]
     if views:
         server.extensions[EXTENSION_ID] = {}
         server.middleware.append(ViewsForDeclaringClients())
@@ -276,7 +281,7 @@ async def _run(
 
 def _error_result(error: CallError) -> CallToolResult:
     return CallToolResult(
-        content=[TextContent(type="text", text=f"{error.kind}: {error}")],
+        content=[TextContent(type="text", text=f"{error.kind}: {error.told()}")],
         structured_content=error.as_dict(),
         is_error=True,
     )

@@ -119,8 +119,9 @@ def install(
         typer.Option(
             "--env",
             metavar="KEY=VALUE",
-            help=f"Set one of {', '.join(ENV_KEYS)} (default: their values in this "
-            "environment); KEY= leaves it out. Repeatable.",
+            help=f"Set one of {', '.join(ENV_KEYS)} or a telemetry setting (OTEL_*; README "
+            "Observability) (default: their values in this environment); KEY= leaves it out. "
+            "Repeatable.",
         ),
     ] = None,
     env_refs: Annotated[

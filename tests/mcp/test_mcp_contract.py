@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,7 @@ from tests.mcp.conftest import (
 from tests.support import free_port, running_server
 
 CALLERS = ("anonymous", "auditor")
+REQUEST_ID = re.compile(r" \(request id [0-9a-f]{16,32}\)$")
 PAGING_TOOL = "portal_catalog"
 """Anyone may read it and the demo catalog is longer than two entries: both callers page it."""
 
@@ -173,11 +175,13 @@ def test_every_client_refuses_alike(
         assert cli.stderr.count("\n") == 1
         assert role in cli.stderr
         assert "set PORTAL_SESSION_TOKEN" in cli.stderr
-    message = svc_mcp.stderr.removeprefix("svc-mcp: ").strip()
+    # Alike but for the id of each one's request (README "Observability").
+    message = REQUEST_ID.sub("", svc_mcp.stderr.removeprefix("svc-mcp: ").strip())
     for mcp_view in (view.stdio, view.http):
         result = mcp_view.results[spec.name]
         assert result.is_error
-        assert [block.text for block in result.content] == [message]  # type: ignore[union-attr]
+        texts = [REQUEST_ID.sub("", block.text) for block in result.content]  # type: ignore[union-attr]
+        assert texts == [message]
         assert result.structured_content == {
             "kind": "forbidden",
             "message": message.removeprefix("forbidden: "),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,6 +25,7 @@ from tests.mcp.conftest import SVC_MCP, PortalStub, over_stdio, process_env
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "stdio-wire.json"
 RECORD = os.environ.get("SVC_MCP_RECORD_SNAPSHOT") == "1"
+REQUEST_ID = re.compile(r"\(request id [0-9a-f]+\)")
 CALLER = "reader"
 """A session without the auditor role, so an audit tool answers `forbidden`."""
 NOT_A_URL = {"SERVICE_API_BASE": "not-a-url"}
@@ -107,7 +109,13 @@ def raw_lines(portal: PortalStub, exchange: list[tuple[str, dict[str, Any] | Non
                 lines.append(process.stdout.readline().rstrip("\n"))
         process.stdin.close()
         process.wait(timeout=10)
-    return [line.replace(portal.base_url, "{PORTAL}") for line in lines]
+    return [_stable(line, portal) for line in lines]
+
+
+def _stable(text: str, portal: PortalStub) -> str:
+    """`text` with what differs per run written as a placeholder: the stub's address and each
+    failed request's id."""
+    return REQUEST_ID.sub("(request id {ID})", text.replace(portal.base_url, "{PORTAL}"))
 
 
 async def client_view(session: ClientSession) -> dict[str, Any]:
@@ -129,7 +137,7 @@ def observed(portal: PortalStub) -> dict[str, Any]:
     seen = {
         "legacy": raw_lines(portal, legacy_exchange()),
         "modern": raw_lines(portal, modern_exchange()),
-        "client": json.loads(json.dumps(view).replace(portal.base_url, "{PORTAL}")),
+        "client": json.loads(_stable(json.dumps(view), portal)),
     }
     if RECORD:
         SNAPSHOT.parent.mkdir(exist_ok=True)

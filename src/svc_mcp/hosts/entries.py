@@ -19,6 +19,7 @@ from svc_client.settings import (
     cleartext_host,
     insecure_hosts,
 )
+from svc_client.telemetry import PASSED_VARIABLES
 from svc_mcp.hosts.cleartext import refusal
 from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.table import HOSTS, Host
@@ -32,6 +33,9 @@ EXTRA_ENV = (CA_FILE_VARIABLE, TIMEOUT_VARIABLE)
 MACHINE_KEYS = (CA_FILE_VARIABLE,)
 """Variables whose value is a path on this machine: never written into a project's file."""
 ENV_KEYS = backend_variables() + EXTRA_ENV
+ENTRY_KEYS = ENV_KEYS + PASSED_VARIABLES
+"""What an entry may set: `ENV_KEYS` (which server.json and the bundle declare) and the
+telemetry settings (svc_client.telemetry), copied like them when set."""
 SECRET_KEYS = token_variables()
 PROMPT_ID = "svc-mcp-gateway-token"
 """The id of the password prompt a host with `prompt_reference` asks the gateway token with."""
@@ -49,12 +53,12 @@ def check_server_name(name: str) -> str:
 def install_env(pairs: Iterable[str], environ: Mapping[str, str]) -> dict[str, str]:
     """The variables the entry sets: those of `ENV_KEYS` set (non-empty) in `environ`, then the
     `KEY=VALUE` pairs given; `KEY=` leaves KEY out."""
-    env = {key: environ[key] for key in ENV_KEYS if environ.get(key)}
+    env = {key: environ[key] for key in ENTRY_KEYS if environ.get(key)}
     for pair in pairs:
         key, equals, value = pair.partition("=")
-        if not equals or key not in ENV_KEYS:
+        if not equals or key not in ENTRY_KEYS:
             # The text is not echoed: it may be a token pasted in the wrong place.
-            raise InstallError(f"--env takes KEY=VALUE with KEY one of {', '.join(ENV_KEYS)}")
+            raise InstallError(f"--env takes KEY=VALUE with KEY one of {', '.join(ENTRY_KEYS)}")
         if value:
             env[key] = value
         else:
@@ -101,7 +105,7 @@ def server_entry(
             "cannot be used with it"
         )
     entry: dict[str, Any] = {**host.stdio_fields, "command": command[0], "args": command[1:]}
-    ordered = {key: env[key] for key in (*ENV_KEYS, INSECURE_HOSTS_VARIABLE) if key in env}
+    ordered = {key: env[key] for key in (*ENTRY_KEYS, INSECURE_HOSTS_VARIABLE) if key in env}
     referenced = [key for key in ordered if env_refs and key in SECRET_KEYS]
     if host.env_vars_key is not None:
         entry["env"] = {key: value for key, value in ordered.items() if key not in referenced}

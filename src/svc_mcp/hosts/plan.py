@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from svc_mcp.hosts.backups import plan_backup
-from svc_mcp.hosts.entries import ENV_KEYS, PROMPT_ID, plain_secrets
+from svc_mcp.hosts.entries import ENTRY_KEYS, PROMPT_ID, plain_secrets
 from svc_mcp.hosts.errors import InstallError, UnreadableConfig
 from svc_mcp.hosts.files import (
     narrow,
@@ -46,8 +46,8 @@ def _merged(host: Host, old: Any, new: Mapping[str, Any]) -> dict[str, Any]:
     old_env, old_vars = old.get("env"), old.get(vars_key) if vars_key else None
     kept_env = {}
     if isinstance(old_env, dict):
-        kept_env = {key: value for key, value in old_env.items() if key not in ENV_KEYS}
-    kept_vars = [n for n in old_vars if n not in ENV_KEYS] if isinstance(old_vars, list) else []
+        kept_env = {key: value for key, value in old_env.items() if key not in ENTRY_KEYS}
+    kept_vars = [n for n in old_vars if n not in ENTRY_KEYS] if isinstance(old_vars, list) else []
     if kept_env:
         fresh["env"] = kept_env | fresh.get("env", {})
     if kept_vars and vars_key:

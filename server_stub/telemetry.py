@@ -1,0 +1,211 @@
+"""The stubs' traces and metrics (README "Observability"), by the standard `OTEL_*` variables,
+exported over OTLP/HTTP.
+
+Off unless an exporter variable is set; then nothing of OpenTelemetry is imported, the app is
+not wrapped, and each child span or counter costs one check of a module global. On, each request
+gets a SERVER span continuing the caller's `traceparent`, named by its route template (never the
+raw target), with children where time goes (the guard's decision, the SQLite query, the intel
+verification). The client side has its twin in `svc_client.telemetry`; the stubs may not import
+it (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import sys
+from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+ENABLING_VARIABLES = (
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+    "OTEL_TRACES_EXPORTER",
+    "OTEL_METRICS_EXPORTER",
+)
+TRACE_ID_KEY = "svc.trace_id"
+"""Where the request span's trace id waits in the ASGI scope for the access line."""
+
+_REQUEST_ID = re.compile(rb"[0-9a-f]{16,32}")
+_NOTHING: AbstractContextManager[None] = nullcontext()
+_tracer: Any = None
+_counters: dict[str, Any] = {}
+ROOT_SAMPLE_RATIO = 0.01
+"""Without OTEL_TRACES_SAMPLER, a request that carries no trace context is traced once in a
+hundred; one that does follows its caller's decision (README "Observability")."""
+
+_is_recording: Any = None
+_root_ratio: float | None = None
+"""Set when the stub samples roots itself (OTEL_TRACES_SAMPLER unset): a request left out then
+costs no span at all, cheaper than the SDK's sampler deciding on a span it makes anyway."""
+
+
+def configured(environ: Mapping[str, str] | None = None) -> bool:
+    env = os.environ if environ is None else environ
+    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    return any(env.get(name, "").strip() for name in ENABLING_VARIABLES) and not all(
+        env.get(name, "").strip().lower() == "none"
+        for name in ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER")
+    )
+
+
+def otlp_ports(environ: Mapping[str, str] | None = None) -> tuple[int, ...]:
+    """The ports the exporters connect to (for the Landlock policy); none when off."""
+    env = os.environ if environ is None else environ
+    if not configured(env):
+        return ()
+    general = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip() or "http://localhost:4318"
+    ports = set()
+    for signal in ("TRACES", "METRICS"):
+        try:
+            parts = urlsplit(
+                env.get(f"OTEL_EXPORTER_OTLP_{signal}_ENDPOINT", "").strip() or general
+            )
+            ports.add(parts.port or (443 if parts.scheme == "https" else 4318))
+        except ValueError:
+            continue
+    return tuple(sorted(ports))
+
+
+def setup(service_name: str) -> None:
+    """Turns telemetry on when `configured()`: the SDK's providers read the endpoint, headers,
+    sampler, intervals and resource from the environment."""
+    global _tracer, _is_recording, _root_ratio
+    if _tracer is not None or not configured():
+        return
+    try:
+        from opentelemetry import metrics, trace
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+        from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    except ImportError:
+        print(
+            "svc-stub: OTEL_* is set but OpenTelemetry is not installed: "
+            "pip install 'svc-mcp[otel]'; running without telemetry",
+            file=sys.stderr,
+        )
+        return
+    named = {} if os.environ.get("OTEL_SERVICE_NAME") else {SERVICE_NAME: service_name}
+    resource = Resource.create(named)
+    if os.environ.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower() != "none":
+        tracer_provider = TracerProvider(resource=resource)
+        tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+        trace.set_tracer_provider(tracer_provider)
+    if os.environ.get("OTEL_METRICS_EXPORTER", "otlp").strip().lower() != "none":
+        reader = PeriodicExportingMetricReader(OTLPMetricExporter())
+        metrics.set_meter_provider(MeterProvider(resource=resource, metric_readers=[reader]))
+    meter = metrics.get_meter("svc-stub")
+    for name, description in (
+        ("svc_stub.guard.failures", "Failed credentials the guard counted"),
+        ("svc_stub.guard.lockouts", "Addresses the guard locked out"),
+        ("svc_stub.guard.refused", "Requests refused by a lockout or the login flood limit"),
+    ):
+        _counters[name] = meter.create_counter(name, description=description)
+    _tracer = trace.get_tracer("svc-stub")
+    _is_recording = _current_span_records
+    if not os.environ.get("OTEL_TRACES_SAMPLER", "").strip():
+        _root_ratio = ROOT_SAMPLE_RATIO
+
+
+def _current_span_records() -> bool:
+    from opentelemetry.trace import get_current_span
+
+    return bool(get_current_span().is_recording())
+
+
+def traced(app: ASGIApp) -> ASGIApp:
+    """`app` inside a request span when telemetry is configured; `app` itself when not. (The
+    wrapper is built before `setup`, which runs after confinement.)"""
+    return _RequestSpans(app) if configured() else app
+
+
+def child(name: str, **attributes: str) -> AbstractContextManager[Any]:
+    """A child span of the current request's (a shared no-op when telemetry is off)."""
+    if _tracer is None or not _is_recording():
+        return _NOTHING
+    return _tracer.start_as_current_span(name, attributes=attributes)  # type: ignore[no-any-return]
+
+
+def count(name: str, **attributes: str) -> None:
+    if _tracer is not None:
+        _counters[name].add(1, attributes)
+
+
+def request_id(scope: Scope) -> str:
+    """The id an access line carries: the trace id when traced, else the caller's `X-Request-Id`
+    (16 to 32 lower-case hex digits, so a line never carries anything else), else a new one."""
+    traced_id = scope.get(TRACE_ID_KEY)
+    if traced_id is not None:
+        return str(traced_id)
+    for key, value in scope["headers"]:
+        if key == b"x-request-id" and _REQUEST_ID.fullmatch(value):
+            return bytes(value).decode()
+    return os.urandom(8).hex()
+
+
+class _RequestSpans:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or _tracer is None:
+            await self.app(scope, receive, send)
+            return
+        from opentelemetry.propagate import extract
+        from opentelemetry.trace import SpanKind, StatusCode
+
+        carrier = {
+            key.decode("latin-1"): value.decode("latin-1")
+            for key, value in scope["headers"]
+            if key in (b"traceparent", b"tracestate")
+        }
+        if not carrier and _root_ratio is not None and random.random() >= _root_ratio:
+            await self.app(scope, receive, send)
+            return
+        method = scope["method"]
+        status = 500
+
+        async def observed(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        with _tracer.start_as_current_span(
+            method,
+            context=extract(carrier) if carrier else None,
+            kind=SpanKind.SERVER,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            scope[TRACE_ID_KEY] = format(span.get_span_context().trace_id, "032x")
+            try:
+                await self.app(scope, receive, observed)
+            finally:
+                if span.is_recording():
+                    route = scope.get("route")
+                    if isinstance(route, Route):
+                        span.update_name(f"{method} {route.path}")
+                        span.set_attribute("http.route", route.path)
+                    span.set_attributes(
+                        {
+                            "http.request.method": method,
+                            "http.response.status_code": status,
+                            "url.scheme": scope.get("scheme", "http"),
+                        }
+                    )
+                    if status >= 500:
+                        span.set_attribute("error.type", str(status))
+                        span.set_status(StatusCode.ERROR)
