@@ -5,10 +5,16 @@ largest cost of a request). Before each use the file is stat-ed: when it was rep
 inode) or removed, the connection is dropped, so the server never serves a stale handle.
 
 Shaped results are cached per query until the data changes: `PRAGMA data_version` changes whenever
-any other connection, in any process (the local admin, the daemon), commits to the file, and is
-checked on every request. All use happens on the event loop thread (the routes are async), so a
-locked database is waited for only briefly (`READ_BUSY_SECONDS`): a commit holds its lock for
-milliseconds, and a longer wait would stall every other request, `/health/live` included.
+any other connection, in any process (the local admin, the daemon), commits to the file. Asking it
+costs nine system calls, so it is asked only when the file looks different from the last time it
+was asked (inode, size, modification and change times), when the file had been written within
+`QUIET_NS` of that last question (a file system stamps times at a coarse tick, and a second commit
+in the same tick would leave them as they were), or while a `-wal` exists (a WAL commit need not
+touch the file). A commit is seen on the very next request either way.
+
+All use happens on the event loop thread (the routes are async), so a locked database is waited
+for only briefly (`READ_BUSY_SECONDS`): a commit holds its lock for milliseconds, and a longer
+wait would stall every other request, `/health/live` included.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,6 +38,10 @@ _T = TypeVar("_T")
 MAX_CACHED_RESULTS = 64
 MAX_CACHED_PAGE_ROWS = 100
 READ_BUSY_SECONDS = 0.25
+# Far above any file system's timestamp tick (Linux: a jiffy, at most 10 ms).
+QUIET_NS = 200_000_000
+FileLook = tuple[int, int, int, int]
+"""A file's inode, size, modification and change times (ns): what a commit changes."""
 Condition = tuple[str, str | tuple[str, ...] | None]
 """A WHERE fragment and its value; skipped when None, `{}` expands to one `?` per tuple item."""
 
@@ -71,6 +82,13 @@ def read_only_uri(path: Path) -> str:
     return f"file:{quote(str(path.resolve()))}?mode=ro"
 
 
+def _look(path: Path, status: os.stat_result) -> FileLook | None:
+    """None while a `-wal` exists: a commit in WAL mode need not touch the file itself."""
+    if os.path.exists(f"{path}-wal"):
+        return None
+    return (status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+
+
 class ServiceDatabase:
     def __init__(self, path: Path | None) -> None:
         self.path = path
@@ -78,12 +96,16 @@ class ServiceDatabase:
         self._identity: tuple[int, int] | None = None
         self._cache: dict[Hashable, Any] = {}
         self._cached_version: int | None = None
+        self._look: FileLook | None = None
+        self._look_when_asked: FileLook | None = None
 
     def close(self) -> None:
         if self._connection is not None:
             self._connection.close()
         self._connection, self._identity = None, None
         self._cache.clear()
+        # data_version counts per connection: a new one's numbers compare with nothing kept.
+        self._cached_version, self._look_when_asked = None, None
 
     def _cached(self, key: Hashable | None, compute: Callable[[sqlite3.Connection], _T]) -> _T:
         """`compute(connection)`, or its earlier result when nothing was committed since.
@@ -91,10 +113,16 @@ class ServiceDatabase:
         with self.reading() as connection:
             if key is None:
                 return compute(connection)
-            version = connection.execute("PRAGMA data_version").fetchone()[0]
-            if version != self._cached_version or len(self._cache) >= MAX_CACHED_RESULTS:
+            look = self._look
+            if look is None or look != self._look_when_asked:
+                version = connection.execute("PRAGMA data_version").fetchone()[0]
+                if version != self._cached_version:
+                    self._cache.clear()
+                    self._cached_version = version
+                quiet = time.time_ns() - max(look[2], look[3]) > QUIET_NS if look else False
+                self._look_when_asked = look if quiet else None
+            if len(self._cache) >= MAX_CACHED_RESULTS:
                 self._cache.clear()
-                self._cached_version = version
             if key in self._cache:
                 result: _T = self._cache[key]
                 return result
@@ -111,6 +139,7 @@ class ServiceDatabase:
             self.close()
             raise DatabaseUnavailable("database file missing") from None
         identity = (status.st_dev, status.st_ino)
+        self._look = _look(self.path, status)
         if self._connection is None or identity != self._identity:
             self.close()
             try:
