@@ -57,7 +57,7 @@ def measure(port: int, path: str, headers: dict[str, str], seconds: float) -> fl
             wrk,
             "-t1",
             f"-c{CONNECTIONS}",
-            f"-d{seconds}s",
+            f"-d{max(1, round(seconds))}s",
             *header_args,
             f"http://127.0.0.1:{port}{path}",
         ],

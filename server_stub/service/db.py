@@ -9,8 +9,9 @@ any other connection, in any process (the local admin, the daemon), commits to t
 costs nine system calls, so it is asked only when the file looks different from the last time it
 was asked (inode, size, modification and change times), when the file had been written within
 `QUIET_NS` of that last question (a file system stamps times at a coarse tick, and a second commit
-in the same tick would leave them as they were), or while a `-wal` exists (a WAL commit need not
-touch the file). A commit is seen on the very next request either way.
+in the same tick would leave them as they were), or while the file is in WAL mode (a WAL commit
+need not touch the file; turning WAL on writes it, so that is seen). A commit is seen on the very
+next request either way.
 
 All use happens on the event loop thread (the routes are async), so a locked database is waited
 for only briefly (`READ_BUSY_SECONDS`): a commit holds its lock for milliseconds, and a longer
@@ -82,13 +83,6 @@ def read_only_uri(path: Path) -> str:
     return f"file:{quote(str(path.resolve()))}?mode=ro"
 
 
-def _look(path: Path, status: os.stat_result) -> FileLook | None:
-    """None while a `-wal` exists: a commit in WAL mode need not touch the file itself."""
-    if os.path.exists(f"{path}-wal"):
-        return None
-    return (status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
-
-
 class ServiceDatabase:
     def __init__(self, path: Path | None) -> None:
         self.path = path
@@ -119,7 +113,8 @@ class ServiceDatabase:
                 if version != self._cached_version:
                     self._cache.clear()
                     self._cached_version = version
-                quiet = time.time_ns() - max(look[2], look[3]) > QUIET_NS if look else False
+                wal = connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+                quiet = look is not None and not wal and time.time_ns() - max(look[2:]) > QUIET_NS
                 self._look_when_asked = look if quiet else None
             if len(self._cache) >= MAX_CACHED_RESULTS:
                 self._cache.clear()
@@ -139,7 +134,7 @@ class ServiceDatabase:
             self.close()
             raise DatabaseUnavailable("database file missing") from None
         identity = (status.st_dev, status.st_ino)
-        self._look = _look(self.path, status)
+        self._look = (status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
         if self._connection is None or identity != self._identity:
             self.close()
             try:

@@ -3,6 +3,7 @@ the real server busy (the freshness check skips `PRAGMA data_version` only while
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,8 +25,12 @@ ROUNDS = 100
 file system's clock, the case a check by file times alone would miss."""
 
 
-@pytest.fixture
-def server(demo_db: Path, tmp_path: Path) -> Iterator[Server]:
+@pytest.fixture(params=["delete", "wal"])
+def server(request: pytest.FixtureRequest, demo_db: Path, tmp_path: Path) -> Iterator[Server]:
+    """The server on the demo database in each journal mode: a commit in WAL mode leaves the
+    database file itself untouched."""
+    with sqlite3.connect(demo_db) as connection:
+        connection.execute(f"PRAGMA journal_mode = {request.param}")
     yield from start(demo_db, tmp_path / "server.log")
 
 
