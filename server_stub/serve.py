@@ -62,13 +62,20 @@ class StubHttp(BoundedHttpTools):
 
     def on_headers_complete(self) -> None:
         super().on_headers_complete()
-        if self.cycle is not None:
-            self.cycle.transport = HeadWithBody(self.transport)  # type: ignore[assignment]
+        cycle = self.cycle
+        if cycle is None:
+            return
+        # Per cycle: with pipelining, self.cycle is already the next request's when this one
+        # completes.
+        one_write = HeadWithBody(self.transport)
+        cycle.transport = one_write  # type: ignore[assignment]
+        completed = cycle.on_response
 
-    def on_response_complete(self) -> None:
-        if self.cycle is not None and isinstance(self.cycle.transport, HeadWithBody):
-            self.cycle.transport.flush()
-        super().on_response_complete()
+        def on_response() -> None:
+            one_write.flush()
+            completed()
+
+        cycle.on_response = on_response
 
 
 def stub_protocol() -> type[BoundedHttpTools]:
