@@ -23,6 +23,7 @@ RESULTS = HERE / "results.md"
 BENCHMARKS: dict[str, list[str]] = {
     "portal_stub": ["--seconds", "1", "--rounds", "3"],
     "service_stub": ["--requests", "4000", "--rounds", "3"],
+    "stubs_vs_bare": ["--seconds", "1", "--rounds", "3"],
     "mcp_calls": ["--calls", "300", "--runs", "5"],
     "intel": ["--count", "150"],
     "context": [],
@@ -95,6 +96,23 @@ def _service(out: str) -> list[Row]:
                 "64 MiB bound",
                 f"{float(grown) / 64:.2f} of the bound",
                 f"< 64 MiB ({verdict})",
+            )
+        )
+    return rows
+
+
+def _stubs_vs_bare(out: str) -> list[Row]:
+    rows = []
+    pattern = r"^(\S.+?)\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+\d+$"
+    for label, stub, logged, floor, to_logged, to_floor in re.findall(pattern, out, re.M):
+        rows.append(
+            Row(
+                "stubs_vs_bare",
+                f"{label}, stub as shipped",
+                f"{stub} req/s",
+                f"{logged} req/s bare route, log on; {floor} req/s no log",
+                f"{to_logged}; {to_floor}",
+                ">= 1.00; >= 0.65",
             )
         )
     return rows
@@ -233,6 +251,8 @@ def parse(name: str, out: str) -> list[Row]:
         return _portal_or_intel(name, out)
     if name == "service_stub":
         return _service(out)
+    if name == "stubs_vs_bare":
+        return _stubs_vs_bare(out)
     return _mcp_calls(out)
 
 

@@ -80,6 +80,29 @@ def ok_rendered(body: bytes) -> Response:
     return Response(body, media_type="application/json", headers=SAFE_HEADERS)
 
 
+class RenderedEnvelopes:
+    """The success envelope's bytes of results a cache keeps, encoded once each: a result seen
+    again (the same object) is answered with the bytes rendered for it. At most `capacity`
+    bodies of at most `max_body_bytes` each are kept."""
+
+    def __init__(self, capacity: int = 64, max_body_bytes: int = 128 * 1024) -> None:
+        self.capacity = capacity
+        self.max_body_bytes = max_body_bytes
+        # By id, with the result itself held so that its id is not reused while kept.
+        self._kept: dict[int, tuple[object, bytes]] = {}
+
+    def body(self, result: object, render: Callable[[], bytes]) -> bytes:
+        kept = self._kept.get(id(result))
+        if kept is not None and kept[0] is result:
+            return kept[1]
+        if len(self._kept) >= self.capacity:
+            self._kept.clear()
+        rendered = render()
+        if len(rendered) <= self.max_body_bytes:
+            self._kept[id(result)] = (result, rendered)
+        return rendered
+
+
 def failure(
     status: int, code: str, message: str, headers: Mapping[str, str] | None = None
 ) -> Response:

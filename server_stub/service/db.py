@@ -5,10 +5,17 @@ largest cost of a request). Before each use the file is stat-ed: when it was rep
 inode) or removed, the connection is dropped, so the server never serves a stale handle.
 
 Shaped results are cached per query until the data changes: `PRAGMA data_version` changes whenever
-any other connection, in any process (the local admin, the daemon), commits to the file, and is
-checked on every request. All use happens on the event loop thread (the routes are async), so a
-locked database is waited for only briefly (`READ_BUSY_SECONDS`): a commit holds its lock for
-milliseconds, and a longer wait would stall every other request, `/health/live` included.
+any other connection, in any process (the local admin, the daemon), commits to the file. Asking it
+costs nine system calls, so it is asked only when the file looks different from the last time it
+was asked (inode, size, modification and change times), when the file had been written within
+`QUIET_NS` of that last question (a file system stamps times at a coarse tick, and a second commit
+in the same tick would leave them as they were), or while the file is in WAL mode (a WAL commit
+need not touch the file; turning WAL on writes it, so that is seen). A commit is seen on the very
+next request either way.
+
+All use happens on the event loop thread (the routes are async), so a locked database is waited
+for only briefly (`READ_BUSY_SECONDS`): a commit holds its lock for milliseconds, and a longer
+wait would stall every other request, `/health/live` included.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,6 +41,10 @@ MAX_CACHED_RESULTS = 64
 MAX_CACHED_PAGE_ROWS = 100
 READ_BUSY_SECONDS = 0.25
 _SQLITE = {"db.system.name": "sqlite"}
+# Far above any file system's timestamp tick (Linux: a jiffy, at most 10 ms).
+QUIET_NS = 200_000_000
+FileLook = tuple[int, int, int, int]
+"""A file's inode, size, modification and change times (ns): what a commit changes."""
 Condition = tuple[str, str | tuple[str, ...] | None]
 """A WHERE fragment and its value; skipped when None, `{}` expands to one `?` per tuple item."""
 
@@ -80,12 +92,16 @@ class ServiceDatabase:
         self._identity: tuple[int, int] | None = None
         self._cache: dict[Hashable, Any] = {}
         self._cached_version: int | None = None
+        self._look: FileLook | None = None
+        self._look_when_asked: FileLook | None = None
 
     def close(self) -> None:
         if self._connection is not None:
             self._connection.close()
         self._connection, self._identity = None, None
         self._cache.clear()
+        # data_version counts per connection: a new one's numbers compare with nothing kept.
+        self._cached_version, self._look_when_asked = None, None
 
     def _cached(self, key: Hashable | None, compute: Callable[[sqlite3.Connection], _T]) -> _T:
         """`compute(connection)`, or its earlier result when nothing was committed since.
@@ -93,10 +109,17 @@ class ServiceDatabase:
         with child("sqlite.query", **_SQLITE), self.reading() as connection:
             if key is None:
                 return compute(connection)
-            version = connection.execute("PRAGMA data_version").fetchone()[0]
-            if version != self._cached_version or len(self._cache) >= MAX_CACHED_RESULTS:
+            look = self._look
+            if look is None or look != self._look_when_asked:
+                version = connection.execute("PRAGMA data_version").fetchone()[0]
+                if version != self._cached_version:
+                    self._cache.clear()
+                    self._cached_version = version
+                wal = connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+                quiet = look is not None and not wal and time.time_ns() - max(look[2:]) > QUIET_NS
+                self._look_when_asked = look if quiet else None
+            if len(self._cache) >= MAX_CACHED_RESULTS:
                 self._cache.clear()
-                self._cached_version = version
             if key in self._cache:
                 result: _T = self._cache[key]
                 return result
@@ -113,6 +136,7 @@ class ServiceDatabase:
             self.close()
             raise DatabaseUnavailable("database file missing") from None
         identity = (status.st_dev, status.st_ino)
+        self._look = (status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
         if self._connection is None or identity != self._identity:
             self.close()
             try:

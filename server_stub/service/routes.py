@@ -13,7 +13,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from server_stub.http import ApiError, ok, read_json_object, require_json
+from server_stub.http import (
+    ApiError,
+    RenderedEnvelopes,
+    ok,
+    ok_rendered,
+    read_json_object,
+    require_json,
+)
 from server_stub.service.auth import Authenticator, Via
 from server_stub.service.db import DatabaseUnavailable, PageOfRows, ServiceDatabase
 from server_stub.service.intake import IntelIntake, parse_envelope
@@ -73,6 +80,7 @@ class ServiceRoutes:
             .replace("{{LOGIN_HIDDEN}}", "" if required else "hidden")
         )
         self._static = {name: _static_text(name) for name in STATIC_FILES}
+        self._rendered = RenderedEnvelopes()
 
     def routes(self) -> list[BaseRoute]:
         read = ["GET"]
@@ -163,7 +171,8 @@ class ServiceRoutes:
     async def system(self, request: Request) -> Response:
         self.auth.authenticate(request)
         QueryReader(request, ())
-        return ok(self._read(self.db.system))
+        system = self._read(self.db.system)
+        return ok_rendered(self._rendered.body(system, lambda: bytes(ok(system).body)))
 
     async def positions(self, request: Request) -> Response:
         self.auth.authenticate(request)
@@ -252,4 +261,8 @@ class ServiceRoutes:
 
     def _page(self, read: Callable[[], PageOfRows]) -> Response:
         page: PageOfRows = self._read(read)
-        return ok(page.rows, next_cursor=page.next_cursor)
+        return ok_rendered(
+            self._rendered.body(
+                page, lambda: bytes(ok(page.rows, next_cursor=page.next_cursor).body)
+            )
+        )

@@ -286,9 +286,13 @@ def _client(protocol: object) -> tuple[str, int] | None:
 
 
 def _repeated(headers: list[tuple[bytes, bytes]]) -> str | None:
-    for name in UNIQUE_HEADERS:
-        if sum(1 for key, _ in headers if key == name) > 1:
-            return name.decode().title()
+    """The first of UNIQUE_HEADERS seen twice, in one pass over the headers."""
+    seen: set[bytes] = set()
+    for key, _ in headers:
+        if key in UNIQUE_HEADERS:
+            if key in seen:
+                return key.decode().title()
+            seen.add(key)
     return None
 
 
