@@ -44,7 +44,7 @@ def test_access_lines_are_written_at_once_or_not_at_all(
         return
     system = [line for line in lines if line["route"] == "/api/v1/system"]
     assert len(system) == 1
-    assert list(system[0]) == ["ts", "client", "method", "route", "status", "ms"]
+    assert list(system[0]) == ["ts", "client", "method", "route", "status", "ms", "request_id"]
     assert (system[0]["client"], system[0]["method"], system[0]["status"]) == (
         "127.0.0.1",
         "GET",
