@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from svc_client.backends import PORTAL
-from svc_client.toolspec import RecordModel, ToolSpec, lazy_module, read_tool
+from svc_client.lazy_import import lazy_module
+from svc_client.toolspec import RecordModel, ToolSpec, read_tool
 
 if TYPE_CHECKING:
     from portal_tools import models

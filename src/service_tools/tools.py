@@ -14,16 +14,9 @@ from typing import TYPE_CHECKING, Any
 from svc_client.backends import SERVICE
 from svc_client.connection import request_body
 from svc_client.errors import InvalidArgument
-from svc_client.toolspec import (
-    AGENT_PAGE,
-    Hints,
-    Param,
-    RecordModel,
-    ToolSpec,
-    lazy_module,
-    nullable,
-    read_tool,
-)
+from svc_client.lazy_import import lazy_module
+from svc_client.params import Param, nullable
+from svc_client.toolspec import AGENT_PAGE, Hints, RecordModel, ToolSpec, read_tool
 
 if TYPE_CHECKING:
     from service_tools import models

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
@@ -18,31 +17,22 @@ import typer
 from svc_client.exits import fail
 from svc_client.failures import FailureKind
 from svc_client.settings import GATEWAY_TOKEN_VARIABLE
-from svc_mcp.hosts.entries import (
-    ENV_KEYS,
-    MACHINE_KEYS,
-    TokenMode,
-    check_server_name,
-    http_entry,
-    install_env,
-    plain_secrets,
-    server_entry,
-)
+from svc_mcp.hosts.entries import ENV_KEYS, TokenMode, check_server_name, http_entry, plain_secrets
 from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.plan import apply, plan_install, plan_uninstall
 from svc_mcp.hosts.report import PROG, backup_note, mode_note, report_install, say
-from svc_mcp.hosts.runners import (
-    PACKAGE,
-    Runners,
-    Source,
-    check_on_index,
-    find_checkout,
-    index_url,
-    launch_command,
-    own_version,
-    this_installation,
+from svc_mcp.hosts.runners import Runners, Source
+from svc_mcp.local_entry import stdio_entry
+from svc_mcp.setup_options import (
+    FLAG,
+    MORE,
+    ClientOption,
+    ConfigOption,
+    NameOption,
+    ScopeOption,
+    labels,
 )
-from svc_mcp.hosts.table import HOSTS, Host, Scope, current_platform, find_hosts, hosts_help
+from svc_mcp.setup_targets import chosen_hosts, config_path, project_folder
 from svc_serving.help_style import typer_style
 
 app = typer.Typer(
@@ -52,34 +42,6 @@ app = typer.Typer(
     # A rich traceback would show local variables, such as a token.
     pretty_exceptions_enable=False,
     **typer_style(),
-)
-
-FLAG = ""
-"""A flag's metavar: it takes no value, so rich help shows none (not `<bool>`)."""
-
-ClientOption = Annotated[
-    str,
-    typer.Option("--client", metavar="HOST", help=f"The MCP host: {hosts_help()}."),
-]
-
-
-def _labels(which: Callable[[Host], bool]) -> str:
-    return ", ".join(host.label for host in HOSTS.values() if which(host))
-
-
-ScopeOption = Annotated[
-    Scope, typer.Option("--scope", help="Your user configuration, or this project's.")
-]
-NameOption = Annotated[str, typer.Option("--name", help="The server's name in the host.")]
-ConfigOption = Annotated[
-    Path | None,
-    typer.Option("--config", help="Use this file instead of the host's usual one."),
-]
-
-
-MORE = (
-    "Which source to pick, every host's form, and what doctor checks: "
-    "https://github.com/svc-mcp/svc-mcp#readme (install/README.md in a checkout)."
 )
 
 
@@ -101,14 +63,14 @@ def install(
             "--http",
             metavar="URL",
             help="Connect to a running `svc-mcp --http` gateway at URL instead of starting a "
-            f"server (not for {_labels(lambda h: h.url_key is None)}).",
+            f"server (not for {labels(lambda h: h.url_key is None)}).",
         ),
     ] = None,
     http_token: Annotated[
         TokenMode,
         typer.Option(
             help="With --http: SVC_MCP_GATEWAY_TOKEN as a reference the host resolves (ref; a "
-            f"password prompt in {_labels(lambda h: h.prompt_reference is not None)}), its value "
+            f"password prompt in {labels(lambda h: h.prompt_reference is not None)}), its value "
             "(plain), or no token (none).",
         ),
     ] = "ref",  # noqa: S107 (a mode, not a token)
@@ -131,7 +93,7 @@ def install(
             metavar=FLAG,
             help="Write the tokens as references the host expands from its own environment, "
             "not as plain text (default: on for --scope project; not for "
-            f"{_labels(lambda h: not h.takes_references)}).",
+            f"{labels(lambda h: not h.takes_references)}).",
             show_default=False,
         ),
     ] = None,
@@ -171,12 +133,12 @@ def install(
 ) -> None:
     """Add svc-mcp to an MCP host's configuration (merged: nothing else in the file changes)."""
     try:
-        hosts = _hosts(client, config, remote=http is not None)
+        hosts = chosen_hosts(client, config, remote=http is not None)
     except InstallError as error:
         fail(PROG, error.kind, str(error))
     for host in hosts:
         try:
-            path = _path(host, scope, config)
+            path = config_path(host, scope, config)
             name = check_server_name(name)
             inputs: list[dict[str, Any]] = []
             if http is not None:
@@ -196,7 +158,7 @@ def install(
                     )
                 entry, inputs = http_entry(host, http, http_token, os.environ)
             else:
-                entry = _stdio_entry(
+                entry = stdio_entry(
                     host,
                     source,
                     scope,
@@ -211,7 +173,7 @@ def install(
             if print_only:
                 sys.stdout.write(change.text)
             else:
-                change = apply(change, project=_project(scope))
+                change = apply(change, project=project_folder(scope))
         except InstallError as error:
             fail(PROG, error.kind, str(error))
         report_install(host, scope, name, change, plain_secrets(entry), print_only)
@@ -223,89 +185,6 @@ def install(
             )
 
 
-def _hosts(client: str, config: Path | None, *, remote: bool) -> list[Host]:
-    """The hosts `--client` means here; a shorthand's choice is said on stderr."""
-    hosts, chosen = find_hosts(
-        client, home=Path.home(), platform=current_platform(), environ=os.environ
-    )
-    if len(hosts) > 1 and remote:
-        hosts = [host for host in hosts if host.url_key] or hosts
-        chosen = f"{chosen}; --http is for {', '.join(host.label for host in hosts)} only"
-    if len(hosts) > 1 and config is not None:
-        names = " or ".join(f"--client {host.name}" for host in hosts)
-        raise InstallError(f"--config names one file, and --client {client} means two: use {names}")
-    if chosen:
-        say(chosen)
-    return hosts
-
-
-def _stdio_entry(
-    host: Host,
-    source: Source,
-    scope: Scope,
-    pairs: list[str],
-    env_refs: bool | None,
-    given: Runners,
-    index_option: str | None,
-    *,
-    check: bool,
-    unpinned: bool,
-) -> dict[str, Any]:
-    """The local entry; with `check` (not for --print, which writes nothing) its command must
-    exist and, for pypi, the index must have the package (in the pinned version)."""
-    if unpinned and source not in ("pypi", "github"):
-        raise InstallError("--unpinned is for --source pypi or github, which fetch svc-mcp")
-    found = this_installation(os.environ)
-    runners = Runners(
-        uvx=given.uvx or found.uvx,
-        uv=given.uv or found.uv,
-        script=found.script,
-        checkout=(
-            find_checkout([Path(__file__).resolve().parent, Path.cwd()])
-            if source == "local"
-            else found.checkout
-        ),
-    )
-    if scope == "project" and source in ("here", "local"):
-        # A project's file is shared: this installation's paths exist on this machine only.
-        say(
-            f"a project's file is shared, so the entry runs svc-mcp {own_version()} from the "
-            "package index by `uvx` on each teammate's PATH, not this installation (--source "
-            "pypi or github to choose)"
-        )
-        command = ["uvx", f"{PACKAGE}=={own_version()}"]
-        refs = host.takes_references if env_refs is None else env_refs
-        return server_entry(host, command, _shared_env(pairs), env_refs=refs)
-    index = index_url(index_option, os.environ) if source == "pypi" else None
-    command = launch_command(source, runners, index_url=index, check=check, unpinned=unpinned)
-    if scope == "project":  # by name: each teammate's own, found on their PATH
-        command = [Path(command[0]).name, *command[1:]]
-    if runners.checkout is not None and command == [runners.script]:
-        say(
-            f"uv is not on PATH, so the entry runs {command[0]}: this editable install's own "
-            "command, which runs the checkout as it is"
-        )
-    if index is not None and check:
-        check_on_index(index, version=None if unpinned else own_version())
-    if env_refs is None:
-        env_refs = scope == "project" and host.takes_references
-    env = _shared_env(pairs) if scope == "project" else install_env(pairs, os.environ)
-    return server_entry(host, command, env, env_refs=env_refs)
-
-
-def _shared_env(pairs: list[str]) -> dict[str, str]:
-    """The env of a project's entry: without this machine's paths."""
-    env = install_env(pairs, os.environ)
-    if paths := [key for key in MACHINE_KEYS if key in env]:
-        for key in paths:
-            del env[key]
-        say(
-            f"{', '.join(paths)} left out: a path on this machine does not belong in a shared "
-            "project file (each teammate sets it in their own environment)"
-        )
-    return env
-
-
 @app.command()
 def uninstall(
     client: ClientOption,
@@ -315,13 +194,14 @@ def uninstall(
 ) -> None:
     """Remove svc-mcp's entry from an MCP host's configuration (other servers are kept)."""
     try:
-        hosts = _hosts(client, config, remote=False)
+        hosts = chosen_hosts(client, config, remote=False)
     except InstallError as error:
         fail(PROG, error.kind, str(error))
     for host in hosts:
         try:
             change = apply(
-                plan_uninstall(host, _path(host, scope, config), name), project=_project(scope)
+                plan_uninstall(host, config_path(host, scope, config), name),
+                project=project_folder(scope),
             )
         except InstallError as error:
             fail(PROG, error.kind, str(error))
@@ -374,30 +254,6 @@ def doctor(
     findings = diagnose(selected, name, trust_project=trust_project)
     print_findings(findings, as_json=as_json)
     raise typer.Exit(exit_code(findings))
-
-
-def _project(scope: Scope) -> Path | None:
-    return Path.cwd() if scope == "project" else None
-
-
-def _path(host: Host, scope: Scope, config: Path | None) -> Path:
-    if config is not None:
-        return config.absolute()
-    path = host.config_path(
-        scope,
-        home=Path.home(),
-        cwd=Path.cwd(),
-        platform=current_platform(),
-        environ=os.environ,
-    )
-    leads_to, project = path.resolve(), Path.cwd().resolve()
-    if scope == "project" and not leads_to.is_relative_to(project):
-        raise InstallError(
-            f"{path} leads to {leads_to}, outside the project {project}: a project's file is "
-            "written only inside the project; remove the link, or pass --config with the file "
-            "you mean"
-        )
-    return path
 
 
 def main(args: Sequence[str], prog_name: str = PROG) -> None:
