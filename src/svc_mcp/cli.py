@@ -165,7 +165,8 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(serve_stdio(selected))
         return
-    from svc_mcp.gateway import GatewayOptions, GatewayRefused, PortUnavailable, serve_http
+    from svc_mcp.gateway import GatewayOptions, GatewayRefused, serve_http
+    from svc_mcp.gateway_sockets import PortUnavailable
 
     defaults = GatewayOptions()
     gateway = GatewayOptions(

@@ -15,15 +15,12 @@ It keeps no session: every POST is answered on its own, as JSON, in both protoco
 
 from __future__ import annotations
 
-import contextlib
 import hmac
 import ipaddress
 import os
 import re
-import socket
-import stat
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,16 +41,13 @@ from svc_client.settings import GATEWAY_TOKEN_VARIABLE
 from svc_client.telemetry import setup as setup_telemetry
 from svc_client.toolspec import ToolSpec
 from svc_mcp.confinement import confine_gateway
+from svc_mcp.gateway_sockets import listening
 from svc_mcp.server import build_server
 from svc_serving.bounded import BoundedHttpTools, bounded_protocol, is_loopback, serving_limits
 from svc_serving.secrets_check import guessable
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 TUNNEL_HINT = "or keep the loopback default and tunnel: ssh -N -L 8765:127.0.0.1:8765 <host>"
-
-
-class PortUnavailable(Exception):
-    """The gateway cannot listen where it was told (the port is in use, say): `misconfigured`."""
 
 
 class GatewayRefused(Exception):
@@ -281,7 +275,7 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
         http_protocol = bounded_protocol(BoundedHttpTools, serving_limits())
     except ValueError as exc:
         raise GatewayRefused(str(exc)) from None
-    with _listening(options) as sockets:
+    with listening(options.host, options.port, options.uds) as sockets:
         # Before any thread starts (Landlock confines the calling thread's descendants only) and
         # after the listening socket exists: the confined gateway binds nothing.
         confine_gateway()
@@ -319,73 +313,3 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
             print(f"svc-mcp: serving MCP at {where}", file=sys.stderr)
             print(f"svc-mcp: {auth.notice}", file=sys.stderr)
             await uvicorn.Server(config).serve(sockets=sockets)
-
-
-@contextlib.contextmanager
-def _listening(options: GatewayOptions) -> Iterator[list[socket.socket]]:
-    """The listening socket, bound before the gateway says it serves: host and port
-    (`PortUnavailable` when taken), or the Unix socket, created 0600 before anyone can connect
-    (uvicorn's own `uds` would make it 0666) and removed at the end."""
-    if options.uds is None:
-        listening = _listen(options.host, options.port)
-        try:
-            yield [listening]
-        finally:
-            listening.close()
-        return
-    path = options.uds
-    _remove_stale_socket(path)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    previous = os.umask(0o177)
-    try:
-        listener.bind(str(path))
-    except OSError as exc:
-        listener.close()
-        raise GatewayRefused(f"cannot serve on the Unix socket {path}: {exc.strerror}") from None
-    finally:
-        os.umask(previous)
-    os.chmod(path, 0o600)
-    listener.listen(128)
-    try:
-        yield [listener]
-    finally:
-        listener.close()
-        # Confined, the gateway may not remove files; the next start removes a stale socket.
-        with contextlib.suppress(FileNotFoundError, PermissionError):
-            path.unlink()
-
-
-def _remove_stale_socket(path: Path) -> None:
-    """A socket file left by a gateway that is gone is removed; anything else is refused."""
-    try:
-        mode = path.lstat().st_mode
-    except FileNotFoundError:
-        return
-    if not stat.S_ISSOCK(mode):
-        raise GatewayRefused(f"{path} exists and is not a Unix socket: choose another --uds path")
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.connect(str(path))
-    except OSError:
-        path.unlink()
-        return
-    finally:
-        probe.close()
-    raise GatewayRefused(f"another server is listening on {path}: stop it or choose another path")
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """A socket bound to host:port, as uvicorn binds one; `PortUnavailable` when it cannot be."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    listening = socket.socket(family, socket.SOCK_STREAM)
-    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        listening.bind((host, port))
-    except OSError as exc:
-        listening.close()
-        raise PortUnavailable(
-            f"cannot listen on {host} port {port} ({exc.strerror or exc}): another program may "
-            "be using it; pass another --port, or stop that program"
-        ) from None
-    listening.set_inheritable(True)
-    return listening
