@@ -82,6 +82,15 @@ def test_neither_is_one_line_saying_why(
     assert os.listdir(fake_home.home) == []
 
 
+UNSHARE = shutil.which("unshare") or "/usr/bin/unshare"
+QUIET_CLAUDE_CODE = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+}
+
+
 @pytest.fixture(scope="session")
 def claude_code(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Real Claude Code from the npm registry, in a temporary prefix (its native program comes in
@@ -109,9 +118,11 @@ def test_real_claude_code_connects_to_what_install_wrote(
     assert result.returncode == 0, result.stderr
     assert "means Claude Code" in result.stderr
 
+    # In a network namespace of its own (loopback only), with its optional traffic off: Claude
+    # Code may reach nothing beyond this machine, and needs nothing to start a stdio entry.
     got = subprocess.run(
-        [str(claude_code), "mcp", "get", "svc"],
-        env={"HOME": str(fake_home.home), "PATH": os.environ["PATH"]},
+        [UNSHARE, "--net", "--", str(claude_code), "mcp", "get", "svc"],
+        env={"HOME": str(fake_home.home), "PATH": os.environ["PATH"], **QUIET_CLAUDE_CODE},
         cwd=fake_home.project,
         capture_output=True,
         text=True,
