@@ -94,6 +94,8 @@ def test_doctor_fails_a_wrong_url_or_token_in_the_entry_and_passes_a_right_one(
         )
         assert findings[f"{check}.prod"]["status"] == "ok", findings[f"{check}.prod"]
         assert "get_system answered" in findings[f"{check}.prod"]["message"]
+        # The entry's own start-up line says how it confined itself (the kernel has Landlock).
+        assert "svc-mcp: confined (Landlock ABI" in findings[f"{check}.prod"]["message"]
         assert findings["service.answers"]["status"] == "warn"  # this shell's, not needed
         assert findings["service.answers"]["environment"] == "this shell"
         assert code == 8  # the first failure: the wrong URL

@@ -3,13 +3,14 @@ tool per backend through it, over a stdio or a streamable-HTTP session, as its h
 
 from __future__ import annotations
 
-import os
+import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from svc_client.backends import PORTAL, SERVICE, Backend
 from svc_client.failures import FailureKind
+from svc_mcp.confinement import line_in
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -29,6 +30,9 @@ class Proof:
     failures: list[tuple[FailureKind, str]] = field(default_factory=list)
     """(kind, line) for each read that failed."""
     notes: list[str] = field(default_factory=list)
+    confinement: str | None = None
+    """The entry's own start-up line on its confinement (stdio entries; a gateway's is in the
+    gateway's log)."""
 
 
 async def prove(
@@ -67,13 +71,15 @@ async def stdio_session(
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     server = StdioServerParameters(command=command, args=args, env=env)
-    with open(os.devnull, "w") as errlog:  # noqa: ASYNC230 - opening /dev/null does not block
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         async with (
             stdio_client(server, errlog=errlog) as (read, write),
             ClientSession(read, write) as session,
         ):
             await session.initialize()
-            return await prove(session, backends, env)
+            proof = await prove(session, backends, env)
+        errlog.seek(0)
+        return replace(proof, confinement=line_in(errlog.read(1 << 16)))
 
 
 async def http_session(

@@ -53,4 +53,9 @@ async def start_entry(start: Start) -> Finding:
     if start.show_env is not None:
         message += f"; env: {start.show_env or 'none'}"
     message += start.notes
-    return Finding(check, "ok", message, data=data)
+    if proof.confinement is None:
+        return Finding(check, "ok", message, data=data)
+    # Its own line says how it confined itself; unconfined is a warning (README "Security").
+    message += f"; {proof.confinement}"
+    confined = ": confined (" in proof.confinement
+    return Finding(check, "ok" if confined else "warn", message, data=data)
