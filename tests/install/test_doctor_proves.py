@@ -162,3 +162,21 @@ def test_a_referenced_variable_unset_here_is_named(
     code, findings, _ = _doctor(run_cli, env={"SERVICE_API_TOKEN": SERVICE_TOKEN})
     assert findings["host.claude-code.user"]["status"] == "ok"
     assert "not set here" not in findings["host.claude-code.user"]["message"]
+
+
+def test_an_entry_that_runs_unconfined_is_a_warning(
+    start_service: StartService, fake_home: Home, run_cli: RunCli, fake_uvx: Path
+) -> None:
+    service = start_service(SERVICE_TOKEN)
+    env = {"SERVICE_API_BASE": service.base_url, "SERVICE_API_TOKEN": SERVICE_TOKEN}
+    install = ("install", "--client", "claude-code", "--source", "github", "--uvx", str(fake_uvx))
+    assert run_cli(*install, env=env).returncode == 0
+    path = fake_home.user_file("claude-code")
+    document = json.loads(path.read_text())
+    document["mcpServers"]["svc"]["env"]["SVC_MCP_CONFINEMENT"] = "off"
+    path.write_text(json.dumps(document))
+
+    _, findings, _ = _doctor(run_cli, env={})
+    entry = findings["host.claude-code.user"]
+    assert entry["status"] == "warn", entry
+    assert "svc-mcp: unconfined" in entry["message"]
