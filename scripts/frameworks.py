@@ -5,7 +5,7 @@
    scripts/frameworks/requirements.txt (the product's dependencies stay as they are), and runs
    scripts/frameworks/check.py there against a real `svc-mcp` stdio server whose backends are
    `svc-mcp demo`'s stubs: every tool through every converter, and the list tools called through
-   smolagents' and openai-agents' tool-call paths (see that file).
+   smolagents', openai-agents' and langchain-mcp-adapters' tool-call paths (see that file).
 2. Runs the pinned MCP Inspector CLI (`tools/list --strict`, from the npm registry) against the
    same server: 0 errors and 0 warnings, on input and output schemas alike.
 
@@ -81,6 +81,7 @@ QUIET = {
     "LANGCHAIN_TRACING_V2": "false",
     "LANGSMITH_TRACING": "false",
     "HF_HUB_DISABLE_TELEMETRY": "1",
+    "FASTMCP_CHECK_FOR_UPDATES": "off",
     "DO_NOT_TRACK": "1",
 }
 

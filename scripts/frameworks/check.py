@@ -1,4 +1,4 @@
-"""What seven agent frameworks make of svc-mcp's tools, with no model in the loop.
+"""What nine agent frameworks make of svc-mcp's tools, with no model in the loop.
 
 Runs in an environment of its own (scripts/frameworks/requirements.txt, set up by
 scripts/frameworks.py), never in the product's: it imports only the frameworks and the official
@@ -14,8 +14,12 @@ framework sends) and checks, against the tool's own input schema, that:
   framework falls back to a non-strict schema, as openai-agents and pydantic-ai do);
 - no allowed value or range is lost: each `enum` value and the input's description (which
   states ranges and defaults) is still somewhere in what the model reads.
-Then it calls every list tool with only its required arguments (none) through smolagents' and
-openai-agents' tool-call paths, and `get_positions {"limit": 2}` through smolagents'.
+FastMCP's client and langchain-mcp-adapters list the tools over stdio with their own MCP clients;
+their tools go through the same checks (FastMCP's client hands the model the listed schema as is,
+langchain-mcp-adapters' tools go through `convert_to_openai_tool`).
+Then it calls every list tool with only its required arguments (none) through smolagents',
+openai-agents' and langchain-mcp-adapters' tool-call paths, and `get_positions {"limit": 2}`
+through smolagents'.
 
 Prints one line per failure and a closing `N passed, N failed`; exits 1 on any failure.
 """
@@ -34,9 +38,13 @@ from typing import Any
 from agents import Agent, RunContextWrapper
 from agents.mcp import MCPServerStdio, MCPUtil
 from agents.tool_context import ToolContext
+from fastmcp import Client as FastMCPClient
+from fastmcp.client.transports import StdioTransport
 from google.genai import types as genai
 from jsonschema_pydantic import jsonschema_to_pydantic
+from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from langchain_mcp_adapters.tools import load_mcp_tools
 from llama_index.core.tools import ToolMetadata
 from llama_index.tools.mcp.base import McpToolSpec
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -271,6 +279,46 @@ async def call_through_openai_agents(server: MCPServerStdio, tool: Tool) -> None
     check(text.startswith('{"result":'), f"openai-agents call {tool.name} {{}}: {text[:200]}")
 
 
+def check_listed(framework: str, tools: list[Tool], read: dict[str, tuple[Schema, bool]]) -> None:
+    """A framework's own listing, each tool's schema as it reaches a model checked as above."""
+    check(set(read) == {t.name for t in tools}, f"{framework} lists {sorted(read)}")
+    for tool in tools:
+        if tool.name in read:
+            check_conversion(framework, tool, *read[tool.name])
+
+
+async def fastmcp_listing(command: str) -> dict[str, tuple[Schema, bool]]:
+    """FastMCP's client over stdio; it hands on each listed input schema as it is."""
+    transport = StdioTransport(command=command, args=[], env=dict(os.environ))
+    async with FastMCPClient(transport) as client:
+        return {tool.name: (tool.inputSchema, False) for tool in await client.list_tools()}
+
+
+def _langchain_read(tool: BaseTool) -> tuple[Schema, bool]:
+    return convert_to_openai_tool(tool)["function"]["parameters"], False
+
+
+async def through_langchain_mcp_adapters(
+    session: ClientSession, tools: list[Tool], lists: list[Tool]
+) -> None:
+    """langchain-mcp-adapters' `load_mcp_tools` (LangChain tools), as `convert_to_openai_tool`
+    sends them; then each list tool called with no arguments through the tool's `ainvoke`."""
+    adapted = {tool.name: tool for tool in await load_mcp_tools(session)}
+    check_listed(
+        "langchain-mcp-adapters", tools, {n: _langchain_read(t) for n, t in adapted.items()}
+    )
+    for tool in lists:
+        where = f"langchain-mcp-adapters call {tool.name} {{}}"
+        try:
+            output = await adapted[tool.name].ainvoke({})
+        except Exception as refused:
+            check(False, f"{where}: {refused!r}")
+            continue
+        blocks = output if isinstance(output, list) else [output]
+        text = "".join(b["text"] if isinstance(b, dict) else str(b) for b in blocks)
+        check(text.startswith('{"result":'), f"{where}: {text[:200]}")
+
+
 _AGENTS_SERVER: Any = None
 
 
@@ -295,6 +343,8 @@ async def main() -> list[str]:
                 check_conversion(framework, tool, read_schema, strict)
         lists = [t for t in tools if "next_cursor" in json.dumps(t.outputSchema or {})]
         check(len(lists) == 18, f"18 list tools, not {len(lists)}")
+        await through_langchain_mcp_adapters(session, tools, lists)
+    check_listed("FastMCP client", tools, await fastmcp_listing(command))
     async with _AGENTS_SERVER:
         for tool in lists:
             await call_through_openai_agents(_AGENTS_SERVER, tool)
