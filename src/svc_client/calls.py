@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from itertools import count
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from svc_client.connection import Connection, Payload
 from svc_client.errors import CallError, InvalidArgument, ServerError, Unreachable
 from svc_client.safe_text import safe_json
-from svc_client.telemetry import backend_request
+from svc_client.telemetry import BackendRequest, backend_request
 from svc_client.toolspec import FIELDS, ToolSpec
 
 if TYPE_CHECKING:
@@ -126,22 +127,18 @@ async def call_tool(
     request = _prepare(spec, arguments)
     for attempt in count(1):
         try:
-            with backend_request(spec.backend.name, spec.method, spec.path) as exchange:
-                try:
-                    payload = await fetch(
-                        http,
-                        request.connection,
-                        spec.method,
-                        spec.path,
-                        query=request.query,
-                        needs=spec.access,
-                        json_body=request.body,
-                        exchange=exchange,
-                    )
-                    return _checked(spec, request, payload)
-                except CallError as error:
-                    error.request_id = exchange.named_id()
-                    raise
+            with _exchange(spec) as exchange:
+                payload = await fetch(
+                    http,
+                    request.connection,
+                    spec.method,
+                    spec.path,
+                    query=request.query,
+                    needs=spec.access,
+                    json_body=request.body,
+                    exchange=exchange,
+                )
+                return _checked(spec, request, payload)
         except CallError as error:
             delay = retry_delay(spec, attempt, error)
             if delay is None:
@@ -158,27 +155,35 @@ def call_tool_once(spec: ToolSpec, arguments: Mapping[str, object]) -> ToolResul
     request = _prepare(spec, arguments)
     for attempt in count(1):
         try:
-            with backend_request(spec.backend.name, spec.method, spec.path) as exchange:
-                try:
-                    payload = fetch_once(
-                        request.connection,
-                        spec.method,
-                        spec.path,
-                        query=request.query,
-                        needs=spec.access,
-                        json_body=request.body,
-                        exchange=exchange,
-                    )
-                    return _checked(spec, request, payload)
-                except CallError as error:
-                    error.request_id = exchange.named_id()
-                    raise
+            with _exchange(spec) as exchange:
+                payload = fetch_once(
+                    request.connection,
+                    spec.method,
+                    spec.path,
+                    query=request.query,
+                    needs=spec.access,
+                    json_body=request.body,
+                    exchange=exchange,
+                )
+                return _checked(spec, request, payload)
         except CallError as error:
             delay = retry_delay(spec, attempt, error)
             if delay is None:
                 raise
         time.sleep(delay)
     raise AssertionError("unreachable: the loop returns or raises")
+
+
+@contextmanager
+def _exchange(spec: ToolSpec) -> Iterator[BackendRequest]:
+    """One backend request of `spec` (its client span when tracing is on); a failure in it
+    carries the request's id, so a person can hand it to an operator."""
+    with backend_request(spec.backend.name, spec.method, spec.path) as exchange:
+        try:
+            yield exchange
+        except CallError as error:
+            error.request_id = exchange.named_id()
+            raise
 
 
 def _checked(spec: ToolSpec, request: _Request, payload: Payload) -> ToolResult:
