@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 from unittest import mock
 
 import httpx2
@@ -67,6 +68,41 @@ def process_env(variables: Mapping[str, str]) -> dict[str, str]:
     with it must confine themselves."""
     inherited = {k: v for k, v in os.environ.items() if k not in _OUR_VARIABLES}
     return {**CONFINED, **inherited, **variables}
+
+
+StdioMessage = tuple[str, dict[str, Any] | None]
+"""A JSON-RPC method and its params (None: none)."""
+
+
+def raw_stdio_answers(
+    variables: Mapping[str, str], messages: Sequence[StdioMessage], *args: str
+) -> list[str]:
+    """The lines a real `svc-mcp` (stdio) writes in answer to `messages`, sent one at a time
+    (a notification gets none), exactly as read."""
+    with subprocess.Popen(
+        [SVC_MCP, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=process_env(variables),
+    ) as process:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        lines = []
+        for number, (method, params) in enumerate(messages, start=1):
+            message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+            if not method.startswith("notifications/"):
+                message["id"] = number
+            if params is not None:
+                message["params"] = params
+            process.stdin.write(json.dumps(message) + "\n")
+            process.stdin.flush()
+            if "id" in message:
+                lines.append(process.stdout.readline())
+        process.stdin.close()
+        process.wait(timeout=10)
+    return lines
 
 
 def run_command(

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ import anyio
 import pytest
 from mcp import ClientSession
 
-from tests.mcp.conftest import SVC_MCP, PortalStub, over_stdio, process_env
+from tests.mcp.conftest import PortalStub, over_stdio, raw_stdio_answers
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "stdio-wire.json"
 RECORD = os.environ.get("SVC_MCP_RECORD_SNAPSHOT") == "1"
@@ -86,30 +85,8 @@ def modern_exchange() -> list[tuple[str, dict[str, Any] | None]]:
 
 def raw_lines(portal: PortalStub, exchange: list[tuple[str, dict[str, Any] | None]]) -> list[str]:
     """The lines a real `svc-mcp` writes for `exchange`, one request at a time."""
-    with subprocess.Popen(
-        [SVC_MCP],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=process_env(portal.env(CALLER, **NOT_A_URL)),
-    ) as process:
-        assert process.stdin is not None
-        assert process.stdout is not None
-        lines = []
-        for number, (method, params) in enumerate(exchange, start=1):
-            message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-            if not method.startswith("notifications/"):
-                message["id"] = number
-            if params is not None:
-                message["params"] = params
-            process.stdin.write(json.dumps(message) + "\n")
-            process.stdin.flush()
-            if "id" in message:
-                lines.append(process.stdout.readline().rstrip("\n"))
-        process.stdin.close()
-        process.wait(timeout=10)
-    return [_stable(line, portal) for line in lines]
+    lines = raw_stdio_answers(portal.env(CALLER, **NOT_A_URL), exchange)
+    return [_stable(line.rstrip("\n"), portal) for line in lines]
 
 
 def _stable(text: str, portal: PortalStub) -> str:

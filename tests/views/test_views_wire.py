@@ -5,7 +5,6 @@ resources and the extension in the capabilities; `--toolsets` and `--read-only` 
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,7 +16,7 @@ from mcp.client.extension import ClientExtension
 from mcp.client.streamable_http import streamable_http_client
 
 from svc_mcp.demo_stubs import DemoStubs
-from tests.mcp.conftest import SVC_MCP, process_env
+from tests.mcp.conftest import raw_stdio_answers
 from tests.views.conftest import APPS, GATEWAY_TOKEN, VIEW_TOOLS, without_ui
 
 CLIENT_INFO = {"name": "views-test", "version": "1"}
@@ -29,31 +28,9 @@ def exchange(
 ) -> list[dict[str, Any]]:
     """The answers a real `svc-mcp` (stdio) writes to `messages`, one request at a time, each as
     raw text and parsed."""
-    with subprocess.Popen(
-        [SVC_MCP, *args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=process_env(variables),
-    ) as process:
-        assert process.stdin is not None
-        assert process.stdout is not None
-        answers = []
-        for number, (method, params) in enumerate(messages, start=1):
-            message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-            if not method.startswith("notifications/"):
-                message["id"] = number
-            if params is not None:
-                message["params"] = params
-            process.stdin.write(json.dumps(message) + "\n")
-            process.stdin.flush()
-            if "id" in message:
-                line = process.stdout.readline()
-                answers.append({"raw": line, **json.loads(line)})
-        process.stdin.close()
-        process.wait(timeout=10)
-    return answers
+    return [
+        {"raw": line, **json.loads(line)} for line in raw_stdio_answers(variables, messages, *args)
+    ]
 
 
 def legacy(extensions: dict[str, Any] | None) -> list[tuple[str, dict[str, Any] | None]]:
