@@ -1,4 +1,11 @@
-"""An access log that cannot leak credentials."""
+"""An access log that cannot leak credentials: one JSON line per request on stderr, written by
+`server_stub.stack.RequestGate` while `server_stub.access` is enabled for INFO.
+
+Logged: client peer, method, the matched route's path template (or `-` for unknown paths),
+status, duration and the request id (server_stub.telemetry.request_id). Never the query string,
+headers, cookies or bodies, and never a raw unknown path, since a mistyped URL may carry a pasted
+token.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +15,21 @@ import sys
 import time
 
 from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope
 
 from server_stub.telemetry import request_id
 
 access_log = logging.getLogger("server_stub.access")
 """Its level is the switch (INFO: on); the lines themselves bypass its handlers (see below)."""
+
+_MEMO_LIMIT = 256
+_quoted: dict[str | None, str] = {}
+"""Peers and methods as JSON strings: a server sees few of each, so each is escaped once."""
+_stamp: list[tuple[int, str]] = [(-1, "")]
+
+
+def enabled() -> bool:
+    return access_log.isEnabledFor(logging.INFO)
 
 
 def write_line(line: str) -> None:
@@ -22,43 +38,33 @@ def write_line(line: str) -> None:
     sys.stderr.write(line + "\n")
 
 
-class AccessLogMiddleware:
-    """One JSON line per request on stderr while `server_stub.access` is enabled for INFO.
+def write_access_line(scope: Scope, status: int, elapsed_ms: float) -> None:
+    route = scope.get("route")
+    client = scope.get("client")
+    # Hand-built JSON: the route template and the numbers need no escaping; the rest is escaped
+    # by json.dumps once per distinct value (cheaper than dumping a whole dict per request).
+    write_line(
+        f'{{"ts":"{_timestamp()}","client":{_json(client[0] if client else None)},'
+        f'"method":{_json(scope["method"])},'
+        f'"route":"{route.path if isinstance(route, Route) else "-"}",'
+        f'"status":{status},"ms":{elapsed_ms:.2f},"request_id":"{request_id(scope)}"}}'
+    )
 
-    Logged: client peer, method, the matched route's path template (or `-` for unknown paths),
-    status, duration and the request id (server_stub.telemetry.request_id). Never the query
-    string, headers, cookies or bodies, and never a raw unknown path, since a mistyped URL may
-    carry a pasted token.
-    """
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+def _json(value: str | None) -> str:
+    quoted = _quoted.get(value)
+    if quoted is None:
+        if len(_quoted) >= _MEMO_LIMIT:
+            _quoted.clear()
+        quoted = _quoted[value] = json.dumps(value)
+    return quoted
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not access_log.isEnabledFor(logging.INFO):
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = 500
 
-        async def send_observed(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_observed)
-        finally:
-            route = scope.get("route")
-            client = scope.get("client")
-            elapsed_ms = (time.perf_counter() - started) * 1000
-            # Hand-built JSON: the route template and the numbers need no escaping; the rest is
-            # escaped by json.dumps (cheaper than dumping a whole dict per request).
-            write_line(
-                f'{{"ts":"{time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}",'
-                f'"client":{json.dumps(client[0] if client else None)},'
-                f'"method":{json.dumps(scope["method"])},'
-                f'"route":"{route.path if isinstance(route, Route) else "-"}",'
-                f'"status":{status},"ms":{elapsed_ms:.2f},"request_id":"{request_id(scope)}"}}'
-            )
+def _timestamp() -> str:
+    """The current second in UTC, formatted once per second."""
+    now = int(time.time())
+    second, text = _stamp[0]
+    if second != now:
+        text = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+        _stamp[0] = (now, text)
+    return text

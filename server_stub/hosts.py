@@ -19,7 +19,7 @@ import ipaddress
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.responses import Response
 
 from server_stub.http import failure
 from svc_serving.bounded import is_loopback
@@ -84,25 +84,36 @@ def host_names(value: str) -> list[str]:
     return names
 
 
-class HostAllowListMiddleware:
-    def __init__(self, app: ASGIApp, allowed: frozenset[str], setting: str) -> None:
-        self.app = app
+class HostAllowList:
+    """The `Host` names one server answers for (`allowed_hosts`, plus any loopback address)."""
+
+    _MEMO_LIMIT = 64
+
+    def __init__(self, allowed: frozenset[str], setting: str) -> None:
         self.allowed = allowed
         self.setting = setting
+        """The variable that extends the list, named in the refusal."""
+        self._decided: dict[bytes, bool] = {}
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] not in OPEN_PATHS:
-            host = next((v for k, v in scope.get("headers", []) if k == b"host"), None)
-            if host is not None and not self._allows(host.decode("latin-1")):
-                response = failure(
-                    421,
-                    "misdirected_request",
-                    "this server does not answer for that Host name; open it by a name it is "
-                    f"configured for (loopback, the bound address, {self.setting})",
-                )
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
+    def refuses(self, path: str, host: bytes | None) -> bool:
+        """Whether a request for `path` with this raw `Host` value is refused (421)."""
+        if host is None or path in OPEN_PATHS:
+            return False
+        # A server sees few distinct Host values: each is parsed once.
+        allowed = self._decided.get(host)
+        if allowed is None:
+            if len(self._decided) >= self._MEMO_LIMIT:
+                self._decided.clear()
+            allowed = self._decided[host] = self._allows(host.decode("latin-1"))
+        return not allowed
+
+    def refusal(self) -> Response:
+        return failure(
+            421,
+            "misdirected_request",
+            "this server does not answer for that Host name; open it by a name it is "
+            f"configured for (loopback, the bound address, {self.setting})",
+        )
 
     def _allows(self, host: str) -> bool:
         name = host_name(host)

@@ -19,7 +19,6 @@ from typing import Any, TypeVar
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("server_stub")
 
@@ -75,30 +74,26 @@ def ok(data: Any, *, next_cursor: str | None = None, status: int = 200) -> Respo
     return JSONResponse(body, status_code=status, headers=SAFE_HEADERS)
 
 
-def ok_rendered(body: bytes) -> Response:
-    """A success whose envelope was rendered earlier (by `ok` or `ok_page`) and kept."""
-    return Response(body, media_type="application/json", headers=SAFE_HEADERS)
-
-
 class RenderedEnvelopes:
-    """The success envelope's bytes of results a cache keeps, encoded once each: a result seen
-    again (the same object) is answered with the bytes rendered for it. At most `capacity`
-    bodies of at most `max_body_bytes` each are kept."""
+    """Success responses for results a cache keeps, rendered once each: a result seen again (the
+    same object) is answered with the response made for it. A response is only ever read when
+    sent (its status, headers and body), so one serves every request for its result. At most
+    `capacity` responses of at most `max_body_bytes` each are kept."""
 
     def __init__(self, capacity: int = 64, max_body_bytes: int = 128 * 1024) -> None:
         self.capacity = capacity
         self.max_body_bytes = max_body_bytes
         # By id, with the result itself held so that its id is not reused while kept.
-        self._kept: dict[int, tuple[object, bytes]] = {}
+        self._kept: dict[int, tuple[object, Response]] = {}
 
-    def body(self, result: object, render: Callable[[], bytes]) -> bytes:
+    def response(self, result: object, render: Callable[[], Response]) -> Response:
         kept = self._kept.get(id(result))
         if kept is not None and kept[0] is result:
             return kept[1]
         if len(self._kept) >= self.capacity:
             self._kept.clear()
         rendered = render()
-        if len(rendered) <= self.max_body_bytes:
+        if len(rendered.body) <= self.max_body_bytes:
             self._kept[id(result)] = (result, rendered)
         return rendered
 
@@ -141,83 +136,6 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
 
 def envelope_exception_handlers() -> dict[Any, Callable[..., Any]]:
     return {ApiError: _api_error, HTTPException: _http_exception, Exception: _unexpected}
-
-
-class HeaderLimitMiddleware:
-    """Refuses a request target (path and query) over MAX_TARGET_BYTES with a 414 envelope and
-    headers over MAX_HEADER_BYTES with a 431 envelope.
-
-    uvicorn's own limits are larger and answer with bare text; this keeps the envelope.
-    """
-
-    def __init__(
-        self,
-        app: ASGIApp,
-        max_bytes: int = MAX_HEADER_BYTES,
-        max_target_bytes: int = MAX_TARGET_BYTES,
-    ) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-        self.max_target_bytes = max_target_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            target = len(scope.get("raw_path") or scope["path"].encode()) + len(
-                scope.get("query_string", b"")
-            )
-            size = sum(len(k) + len(v) + 4 for k, v in scope.get("headers", []))
-            if target > self.max_target_bytes:
-                response = failure(
-                    414, "uri_too_long", f"the request target exceeds {self.max_target_bytes} bytes"
-                )
-            elif size > self.max_bytes:
-                response = failure(
-                    431, "headers_too_large", f"request headers exceed {self.max_bytes} bytes"
-                )
-            else:
-                await self.app(scope, receive, send)
-                return
-            await response(scope, receive, send)
-            return
-        await self.app(scope, receive, send)
-
-
-class BodyLimitMiddleware:
-    """Refuses request bodies over `max_bytes` with a 413 envelope, declared or streamed."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        too_large_message = f"request body exceeds {self.max_bytes} bytes"
-        for key, value in scope.get("headers", []):
-            if key == b"content-length":
-                try:
-                    declared = int(value)
-                except ValueError:
-                    await failure(400, "bad_request", "invalid Content-Length")(
-                        scope, receive, send
-                    )
-                    return
-                if declared > self.max_bytes:
-                    await failure(413, "payload_too_large", too_large_message)(scope, receive, send)
-                    return
-        received = 0
-
-        async def limited_receive() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise ApiError(413, "payload_too_large", too_large_message)
-            return message
-
-        await self.app(scope, limited_receive, send)
 
 
 @dataclass(frozen=True)

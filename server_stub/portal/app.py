@@ -8,27 +8,22 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from server_stub import hosts
-from server_stub.access_log import AccessLogMiddleware
-from server_stub.hosts import HostAllowListMiddleware
 from server_stub.http import (
     ApiError,
     Clock,
-    HeaderLimitMiddleware,
-    envelope_exception_handlers,
     ok,
     ok_page,
-    ok_rendered,
 )
 from server_stub.openapi import openapi_route
 from server_stub.portal import openapi, views
 from server_stub.portal.auth import AccessProxyConfig, Caller, identify
 from server_stub.portal.store import PortalStore, Snapshot
+from server_stub.stack import stub_app
 
 View = Callable[[Snapshot, Caller], Any]
 
@@ -106,11 +101,13 @@ def create_app(
                 return _respond(view(snapshot, caller), request)
             key = (path, caller.role, caller.kind)
             payload = snapshot.memo(key, lambda: view(snapshot, caller))
-            if request.url.query:
+            if request.scope["query_string"]:
                 return _respond(payload, request)
             # The common request, a first page with no parameters, is rendered once per snapshot.
-            body = snapshot.memo((*key, "body"), lambda: _respond(payload, request).body)
-            return ok_rendered(body)
+            response: Response = snapshot.memo(
+                (*key, "response"), lambda: _respond(payload, request)
+            )
+            return response
 
         return handle
 
@@ -118,19 +115,7 @@ def create_app(
         Route(path, endpoint(path, view), methods=["GET"]) for path, view in ENDPOINTS.items()
     ]
     routes.append(openapi_route(openapi.document(access_proxy)))
-    app = Starlette(
-        routes=routes,
-        middleware=[
-            Middleware(AccessLogMiddleware),
-            Middleware(HeaderLimitMiddleware),
-            Middleware(
-                HostAllowListMiddleware,
-                allowed=hosts.allowed_hosts(allowed_hosts, bound_host=bound_host),
-                setting="PORTAL_ALLOWED_HOSTS",
-            ),
-        ],
-        exception_handlers=envelope_exception_handlers(),
+    allowed = hosts.allowed_hosts(allowed_hosts, bound_host=bound_host)
+    return stub_app(
+        routes, hosts.HostAllowList(allowed, setting="PORTAL_ALLOWED_HOSTS"), max_body_bytes=None
     )
-    # "/api/catalog/" is not a route: answer 404, never a redirect built from the Host header.
-    app.router.redirect_slashes = False
-    return app

@@ -5,16 +5,9 @@ from __future__ import annotations
 import time
 
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
 
-from server_stub.access_log import AccessLogMiddleware
-from server_stub.hosts import HostAllowListMiddleware, allowed_hosts
-from server_stub.http import (
-    BodyLimitMiddleware,
-    Clock,
-    HeaderLimitMiddleware,
-    envelope_exception_handlers,
-)
+from server_stub.hosts import HostAllowList, allowed_hosts
+from server_stub.http import MAX_BODY_BYTES, Clock
 from server_stub.openapi import openapi_route
 from server_stub.service import openapi
 from server_stub.service.auth import Authenticator
@@ -23,6 +16,7 @@ from server_stub.service.intake import IntelIntake
 from server_stub.service.passkeys import PasskeyRoutes
 from server_stub.service.routes import ServiceRoutes
 from server_stub.service.settings import ServiceSettings
+from server_stub.stack import stub_app
 
 
 def create_app(
@@ -41,31 +35,20 @@ def create_app(
     intake = IntelIntake(settings.db_path, settings.intel_key(), wall_clock)
     routes = ServiceRoutes(auth, ServiceDatabase(settings.db_path), intake)
     passkeys = PasskeyRoutes.from_settings(settings, auth, clock=clock, wall_clock=wall_clock)
-    app = Starlette(
-        routes=[
-            *routes.routes(),
-            *passkeys.routes(),
-            openapi_route(openapi.document(auth.auth_required)),
-        ],
-        middleware=[
-            Middleware(AccessLogMiddleware),
-            Middleware(HeaderLimitMiddleware),
-            Middleware(
-                HostAllowListMiddleware,
-                allowed=allowed_hosts(
-                    settings.allowed_host_names,
-                    webauthn_origin=settings.webauthn_origin,
-                    webauthn_rp_id=settings.webauthn_rp_id,
-                    bound_host=bound_host,
-                ),
-                setting="SERVICE_ALLOWED_HOSTS",
-            ),
-            Middleware(BodyLimitMiddleware),
-        ],
-        exception_handlers=envelope_exception_handlers(),
+    hosts = HostAllowList(
+        allowed_hosts(
+            settings.allowed_host_names,
+            webauthn_origin=settings.webauthn_origin,
+            webauthn_rp_id=settings.webauthn_rp_id,
+            bound_host=bound_host,
+        ),
+        setting="SERVICE_ALLOWED_HOSTS",
     )
-    # "/api/v1/system/" is not a route: answer 404, not a redirect to somewhere else.
-    app.router.redirect_slashes = False
+    app = stub_app(
+        [*routes.routes(), *passkeys.routes(), openapi_route(openapi.document(auth.auth_required))],
+        hosts,
+        max_body_bytes=MAX_BODY_BYTES,
+    )
     app.state.authenticator = auth
     app.state.passkeys = passkeys
     return app

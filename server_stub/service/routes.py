@@ -17,7 +17,6 @@ from server_stub.http import (
     ApiError,
     RenderedEnvelopes,
     ok,
-    ok_rendered,
     read_json_object,
     require_json,
 )
@@ -81,6 +80,7 @@ class ServiceRoutes:
         )
         self._static = {name: _static_text(name) for name in STATIC_FILES}
         self._rendered = RenderedEnvelopes()
+        self._live = ok({"status": "live"})
 
     def routes(self) -> list[BaseRoute]:
         read = ["GET"]
@@ -120,7 +120,7 @@ class ServiceRoutes:
         return Response(self._static[name], media_type=STATIC_FILES[name], headers=PAGE_HEADERS)
 
     async def live(self, request: Request) -> Response:
-        return ok({"status": "live"})
+        return self._live
 
     async def ready(self, request: Request) -> Response:
         if not self.db.is_ready():
@@ -172,7 +172,7 @@ class ServiceRoutes:
         self.auth.authenticate(request)
         QueryReader(request, ())
         system = self._read(self.db.system)
-        return ok_rendered(self._rendered.body(system, lambda: bytes(ok(system).body)))
+        return self._rendered.response(system, lambda: ok(system))
 
     async def positions(self, request: Request) -> Response:
         self.auth.authenticate(request)
@@ -261,8 +261,4 @@ class ServiceRoutes:
 
     def _page(self, read: Callable[[], PageOfRows]) -> Response:
         page: PageOfRows = self._read(read)
-        return ok_rendered(
-            self._rendered.body(
-                page, lambda: bytes(ok(page.rows, next_cursor=page.next_cursor).body)
-            )
-        )
+        return self._rendered.response(page, lambda: ok(page.rows, next_cursor=page.next_cursor))

@@ -1,0 +1,188 @@
+"""The ASGI stack both stubs share, built so that a request pays only for what it needs.
+
+- `RequestGate`, the one middleware in front of the routes: in one pass over the request's
+  headers it applies the target and header limits (414, 431), the `Host` allow-list (421,
+  server_stub.hosts) and the declared body limit (400, 413); it bounds a streamed body, and it
+  writes the access line (server_stub.access_log), refusals included.
+- `DirectRouter`, Starlette's router with a lookup for fixed paths: a request for a path without
+  parameters goes straight to its route instead of being tried against every route before it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Match, Route, Router
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from server_stub import access_log
+from server_stub.hosts import HostAllowList
+from server_stub.http import (
+    MAX_HEADER_BYTES,
+    MAX_TARGET_BYTES,
+    ApiError,
+    envelope_exception_handlers,
+    failure,
+)
+
+
+def stub_app(
+    routes: Sequence[BaseRoute], hosts: HostAllowList, *, max_body_bytes: int | None
+) -> Starlette:
+    """A stub's app: its routes behind the gate, every failure an envelope. `max_body_bytes`
+    None: the server takes no request bodies worth bounding (all its routes are GET)."""
+    app = Starlette(
+        middleware=[Middleware(RequestGate, hosts=hosts, max_body_bytes=max_body_bytes)],
+        exception_handlers=envelope_exception_handlers(),
+    )
+    # redirect_slashes off: "/api/catalog/" is not a route, so 404, never a redirect built from
+    # the Host header.
+    app.router = DirectRouter(routes, redirect_slashes=False)
+    return app
+
+
+class RequestGate:
+    def __init__(self, app: ASGIApp, hosts: HostAllowList, max_body_bytes: int | None) -> None:
+        self.app = app
+        self.hosts = hosts
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if not access_log.enabled():
+            await self._pass(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def observed(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self._pass(scope, receive, observed)
+        finally:
+            access_log.write_access_line(scope, status, (time.perf_counter() - started) * 1000)
+
+    async def _pass(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The request on to the routes, or its refusal."""
+        size = 0
+        host: bytes | None = None
+        lengths: list[bytes] = []
+        streamed = False
+        for key, value in scope["headers"]:
+            size += len(key) + len(value) + 4
+            if key == b"host":
+                if host is None:
+                    host = value
+            elif key == b"content-length":
+                lengths.append(value)
+            elif key == b"transfer-encoding":
+                streamed = True
+        target = len(scope.get("raw_path") or scope["path"].encode()) + len(
+            scope.get("query_string", b"")
+        )
+        if target > MAX_TARGET_BYTES:
+            refusal = failure(
+                414, "uri_too_long", f"the request target exceeds {MAX_TARGET_BYTES} bytes"
+            )
+        elif size > MAX_HEADER_BYTES:
+            refusal = failure(
+                431, "headers_too_large", f"request headers exceed {MAX_HEADER_BYTES} bytes"
+            )
+        elif self.hosts.refuses(scope["path"], host):
+            refusal = self.hosts.refusal()
+        elif self.max_body_bytes is None:
+            await self.app(scope, receive, send)
+            return
+        elif (declared := _declared_refusal(lengths, self.max_body_bytes)) is not None:
+            refusal = declared
+        elif streamed:
+            await self.app(scope, _bounded(receive, self.max_body_bytes), send)
+            return
+        else:
+            # Content-Length within the limit (the parser reads no more than declared) or no
+            # body at all.
+            await self.app(scope, receive, send)
+            return
+        await refusal(scope, receive, send)
+
+
+def _too_large(max_bytes: int) -> str:
+    return f"request body exceeds {max_bytes} bytes"
+
+
+def _declared_refusal(lengths: list[bytes], max_bytes: int) -> Response | None:
+    for value in lengths:
+        try:
+            declared = int(value)
+        except ValueError:
+            return failure(400, "bad_request", "invalid Content-Length")
+        if declared > max_bytes:
+            return failure(413, "payload_too_large", _too_large(max_bytes))
+    return None
+
+
+def _bounded(receive: Receive, max_bytes: int) -> Receive:
+    """`receive` that refuses a streamed body once it passes `max_bytes` (413)."""
+    received = 0
+
+    async def bounded_receive() -> Message:
+        nonlocal received
+        message = await receive()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > max_bytes:
+                raise ApiError(413, "payload_too_large", _too_large(max_bytes))
+        return message
+
+    return bounded_receive
+
+
+class DirectRouter(Router):
+    """Starlette's router, which tries its routes in order, plus a lookup by path for the routes
+    without parameters that no route before them could also match: the answer is the same, the
+    tries before it are skipped. A request the looked-up route does not take in full (another
+    method) goes through the ordered tries, as before."""
+
+    def __init__(self, routes: Sequence[BaseRoute], *, redirect_slashes: bool) -> None:
+        super().__init__(list(routes), redirect_slashes=redirect_slashes)
+        self.fixed_paths = _fixed_paths(self.routes)
+
+    async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
+        route = (
+            self.fixed_paths.get(scope["path"])
+            if scope["type"] == "http" and not scope.get("root_path")
+            else None
+        )
+        if route is not None:
+            match, child_scope = route.matches(scope)
+            if match is Match.FULL:
+                scope.setdefault("router", self)
+                scope["route"] = route
+                scope.update(child_scope)
+                await route.handle(scope, receive, send)
+                return
+        await super().app(scope, receive, send)
+
+
+def _fixed_paths(routes: Sequence[BaseRoute]) -> dict[str, Route]:
+    fixed: dict[str, Route] = {}
+    earlier: list[Route] = []
+    for route in routes:
+        if not isinstance(route, Route):
+            break  # a mount or another kind of route could match anything after it
+        if not route.param_convertors and not any(
+            other.path_regex.match(route.path) for other in earlier
+        ):
+            fixed[route.path] = route
+        earlier.append(route)
+    return fixed
