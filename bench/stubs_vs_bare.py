@@ -3,8 +3,9 @@
 For the portal's catalog (an auditor's session), the data service's `/api/v1/system` (Bearer),
 `/api/v1/orders` at its default page and `/health/live`: requests per second of the stub as it
 ships (access log on, confined), of a bare one-route Starlette app answering the same bytes under
-uvicorn's defaults (its access log on), and of that bare app with no log (the floor). Rounds
-alternate between the three; the figures are medians. Load: wrk (`-t1 -c16`) where installed,
+uvicorn's defaults (its access log on), and of that bare app with no log (the floor); beside them,
+the same stub with tracing on at its default sampler (OTEL_* set, exporting to a receiver on
+loopback that discards). Rounds alternate between the four; the figures are medians. Load: wrk (`-t1 -c16`) where installed,
 else bench/_load.py's client over 16 connections. The machine may be shared: compare ratios
 within one run, not figures across runs.
 Targets: stub / bare >= 1.0, stub / bare with no log >= 0.65.
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import httpx
 from _load import free_port, median, rps, server_process
+from telemetry import discarding_receiver
 
 from server_stub.portal.admin import issue_session
 from server_stub.portal.demo_data import write_demo_data
@@ -88,45 +90,40 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="length of one measurement")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="stubs-bench-") as name, ExitStack() as stack:
+    with (
+        tempfile.TemporaryDirectory(prefix="stubs-bench-") as name,
+        discarding_receiver() as otlp,
+        ExitStack() as stack,
+    ):
         temp = Path(name)
         write_demo_data(temp / "portal")
         session = issue_session(temp / "portal", "alice", timedelta(hours=1))
         write_demo_database(temp / "service.db")
-        ports = {"portal": free_port(), "service": free_port()}
-        stack.enter_context(
-            server_process(
-                [
-                    "-m",
-                    "server_stub",
-                    "portal",
-                    "--data",
-                    str(temp / "portal"),
-                    "--port",
-                    str(ports["portal"]),
-                ],
-                ports["portal"],
-                temp / "portal.log",
-                "/api/page",
+        traced = {"OTEL_EXPORTER_OTLP_ENDPOINT": otlp}
+        ports: dict[str, int] = {}
+        portal = ["-m", "server_stub", "portal", "--data", str(temp / "portal"), "--port"]
+        service = ["-m", "server_stub.service", "service", "--db", str(temp / "service.db")]
+        for name, environment in (("", {}), ("traced ", traced)):
+            portal_port = ports[f"{name}portal"] = free_port()
+            service_port = ports[f"{name}service"] = free_port()
+            stack.enter_context(
+                server_process(
+                    [*portal, str(portal_port)],
+                    portal_port,
+                    temp / f"{name}portal.log",
+                    "/api/page",
+                    environment,
+                )
             )
-        )
-        stack.enter_context(
-            server_process(
-                [
-                    "-m",
-                    "server_stub.service",
-                    "service",
-                    "--db",
-                    str(temp / "service.db"),
-                    "--port",
-                    str(ports["service"]),
-                ],
-                ports["service"],
-                temp / "service.log",
-                "/health/live",
-                {"SERVICE_API_TOKEN": TOKEN},
+            stack.enter_context(
+                server_process(
+                    [*service, "--port", str(service_port)],
+                    service_port,
+                    temp / f"{name}service.log",
+                    "/health/live",
+                    {"SERVICE_API_TOKEN": TOKEN, **environment},
+                )
             )
-        )
         bearer = {"Authorization": f"Bearer {TOKEN}"}
         routes = [
             Route(
@@ -142,10 +139,13 @@ def main() -> None:
         print(
             f"req/s, median of {args.rounds} alternating rounds of {args.seconds:g} s, "
             f"{CONNECTIONS} keep-alive connections ({'wrk -t1' if shutil.which('wrk') else 'bench/_load.py'}); "
-            "stub: as shipped (access log on, confined); bare: one Starlette route, same bytes, "
-            "uvicorn's defaults"
+            "stub: as shipped (access log on, confined, OTEL_* unset); traced: the same with "
+            "OTEL_* set (default sampler); bare: one Starlette route, same bytes, uvicorn's defaults"
         )
-        print(f"{'route':<44} {'stub':>8} {'bare':>8} {'no log':>8}  stub/bare  stub/no-log  bytes")
+        print(
+            f"{'route':<44} {'stub':>8} {'bare':>8} {'no log':>8}  stub/bare  stub/no-log  bytes"
+            f" {'traced':>8}  traced/no-log"
+        )
         for route in routes:
             port = ports[route.stub]
             body = httpx.get(f"http://127.0.0.1:{port}{route.path}", headers=route.headers).content
@@ -155,6 +155,7 @@ def main() -> None:
             ):
                 servers = {
                     "stub": (port, route.headers),
+                    "traced": (ports[f"traced {route.stub}"], route.headers),
                     "bare": (logged, {}),
                     "quiet": (quiet, {}),
                 }
@@ -167,9 +168,11 @@ def main() -> None:
                             measure(server_port, route.path, headers, args.seconds)
                         )
             stub, logged_rate, floor = (median(rates[n]) for n in ("stub", "bare", "quiet"))
+            traced_rate = median(rates["traced"])
             print(
                 f"{route.label:<44} {stub:8.0f} {logged_rate:8.0f} {floor:8.0f}"
                 f"  {stub / logged_rate:9.2f}  {stub / floor:11.2f}  {len(body):5d}"
+                f" {traced_rate:8.0f}  {traced_rate / floor:13.2f}"
             )
         print(f"targets: stub/bare >= {TARGET_LOGGED:.2f}, stub/no-log >= {TARGET_FLOOR:.2f}")
 

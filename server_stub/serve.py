@@ -57,7 +57,7 @@ class StubHttp(BoundedHttpTools):
     response in one write (HeadWithBody)."""
 
     error_body = staticmethod(envelope_error)
-    # The same words as HeaderLimitMiddleware's 431, whichever of the two answers.
+    # The same words as RequestGate's 431 (server_stub.stack), whichever of the two answers.
     head_too_large = f"request headers exceed {MAX_HEADER_BYTES} bytes"
 
     def on_headers_complete(self) -> None:

@@ -31,8 +31,8 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 MAX_HEAD_BYTES = 64 * 1024
 """The most of a request head (request line and headers) a connection may send. Larger than the
-stubs' HeaderLimitMiddleware limit, so that a head between the two gets its 431 envelope from the
-app; small enough to bound memory per connection."""
+stubs' header limit (server_stub.stack), so that a head between the two gets its 431 envelope from
+the app; small enough to bound memory per connection."""
 MAX_HEAD_TIMEOUT_SECONDS = 10.0
 FILE_RESERVE = 128
 """Descriptors kept free below the file limit for everything that is not a client connection
