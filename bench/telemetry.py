@@ -6,7 +6,9 @@
    sampler (the stubs': parent-based, roots 1 in 100; these requests carry no trace context),
    exporting to a receiver on loopback that discards, against the same stub with OTEL_* unset.
    Target: 0.9x or better. Beside it, with every request recorded (always_on), for the record.
-3. The gateway's throughput (official clients calling get_system) likewise, traced against off.
+3. The gateway's throughput (official clients calling get_system) likewise, traced at its
+   default sampler (like the stubs': parent-based, roots 1 in 100; these calls carry no
+   `_meta.traceparent`) against off.
 
 Each pair alternates rounds so drift hits both. Usage:
 uv run python bench/telemetry.py [--base main] [--calls 15] [--seconds 3] [--rounds 3]
