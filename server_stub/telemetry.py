@@ -50,7 +50,7 @@ _root_ratio: float | None = None
 """Set when the stub samples itself (OTEL_TRACES_SAMPLER unset): a request left out then costs
 no span at all, cheaper than the SDK's sampler deciding on a span it makes anyway."""
 sample_draw: Callable[[], float] = random.random
-"""The root sampler's draw in [0, 1) (a test sets a seeded one)."""
+"""The root sampler's draw in [0, 1) (a test sets a deterministic one)."""
 _recording: ContextVar[bool] = ContextVar("svc_stub_recording", default=False)
 """Whether this request's span records: `child()` asks this, not OpenTelemetry's context."""
 
@@ -226,8 +226,8 @@ class _RequestSpans:
 
 
 def _sampled(traceparent: bytes | None) -> bool:
-    """The stub's own sampler: parent-based, roots `_root_ratio`. A malformed `traceparent`
-    counts as none, as the W3C propagator would read it."""
+    """The stub's own sampler: parent-based, roots `_root_ratio`. A `traceparent` not of the W3C
+    form counts as none."""
     match = None if traceparent is None else _TRACEPARENT.fullmatch(traceparent)
     if match is None:
         return sample_draw() < (_root_ratio or 0.0)
