@@ -15,8 +15,10 @@ import os
 import random
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
+from contextvars import ContextVar
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,17 +36,23 @@ TRACE_ID_KEY = "svc.trace_id"
 """Where the request span's trace id waits in the ASGI scope for the access line."""
 
 _REQUEST_ID = re.compile(rb"[0-9a-f]{16,32}")
+_TRACEPARENT = re.compile(rb"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-([0-9a-f]{2})")
 _NOTHING: AbstractContextManager[None] = nullcontext()
 _tracer: Any = None
 _counters: dict[str, Any] = {}
+_sdk: Any = None
+"""What a recorded request needs of OpenTelemetry (imported by `setup`, not per request)."""
 ROOT_SAMPLE_RATIO = 0.01
 """Without OTEL_TRACES_SAMPLER, a request that carries no trace context is traced once in a
 hundred; one that does follows its caller's decision (README "Observability")."""
 
-_is_recording: Any = None
 _root_ratio: float | None = None
-"""Set when the stub samples roots itself (OTEL_TRACES_SAMPLER unset): a request left out then
-costs no span at all, cheaper than the SDK's sampler deciding on a span it makes anyway."""
+"""Set when the stub samples itself (OTEL_TRACES_SAMPLER unset): a request left out then costs
+no span at all, cheaper than the SDK's sampler deciding on a span it makes anyway."""
+sample_draw: Callable[[], float] = random.random
+"""The root sampler's draw in [0, 1) (a test sets a deterministic one)."""
+_recording: ContextVar[bool] = ContextVar("svc_stub_recording", default=False)
+"""Whether this request's span records: `child()` asks this, not OpenTelemetry's context."""
 
 
 def configured(environ: Mapping[str, str] | None = None) -> bool:
@@ -78,13 +86,14 @@ def otlp_ports(environ: Mapping[str, str] | None = None) -> tuple[int, ...]:
 def setup(service_name: str) -> None:
     """Turns telemetry on when `configured()`: the SDK's providers read the endpoint, headers,
     sampler, intervals and resource from the environment."""
-    global _tracer, _is_recording, _root_ratio
+    global _tracer, _sdk, _root_ratio
     if _tracer is not None or not configured():
         return
     try:
         from opentelemetry import metrics, trace
         from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.propagate import extract
         from opentelemetry.sdk.metrics import MeterProvider
         from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
         from opentelemetry.sdk.resources import SERVICE_NAME, Resource
@@ -113,16 +122,12 @@ def setup(service_name: str) -> None:
         ("svc_stub.guard.refused", "Requests refused by a lockout or the login flood limit"),
     ):
         _counters[name] = meter.create_counter(name, description=description)
+    _sdk = SimpleNamespace(
+        extract=extract, server=trace.SpanKind.SERVER, error=trace.StatusCode.ERROR
+    )
     _tracer = trace.get_tracer("svc-stub")
-    _is_recording = _current_span_records
     if not os.environ.get("OTEL_TRACES_SAMPLER", "").strip():
         _root_ratio = ROOT_SAMPLE_RATIO
-
-
-def _current_span_records() -> bool:
-    from opentelemetry.trace import get_current_span
-
-    return bool(get_current_span().is_recording())
 
 
 def traced(app: ASGIApp) -> ASGIApp:
@@ -133,7 +138,7 @@ def traced(app: ASGIApp) -> ASGIApp:
 
 def child(name: str, **attributes: str) -> AbstractContextManager[Any]:
     """A child span of the current request's (a shared no-op when telemetry is off)."""
-    if _tracer is None or not _is_recording():
+    if not _recording.get():
         return _NOTHING
     return _tracer.start_as_current_span(name, attributes=attributes)  # type: ignore[no-any-return]
 
@@ -160,20 +165,27 @@ class _RequestSpans:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or _tracer is None:
+        if _tracer is None or scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        from opentelemetry.propagate import extract
-        from opentelemetry.trace import SpanKind, StatusCode
+        parent: bytes | None = None
+        state: bytes | None = None
+        for key, value in scope["headers"]:
+            if key == b"traceparent":
+                parent = value
+            elif key == b"tracestate":
+                state = value
+        if _root_ratio is not None and not _sampled(parent):
+            await self.app(scope, receive, send)
+            return
+        await self._recorded(scope, receive, send, parent, state)
 
-        carrier = {
-            key.decode("latin-1"): value.decode("latin-1")
-            for key, value in scope["headers"]
-            if key in (b"traceparent", b"tracestate")
-        }
-        if not carrier and _root_ratio is not None and random.random() >= _root_ratio:
-            await self.app(scope, receive, send)
-            return
+    async def _recorded(
+        self, scope: Scope, receive: Receive, send: Send, parent: bytes | None, state: bytes | None
+    ) -> None:
+        carrier = {} if parent is None else {"traceparent": parent.decode("latin-1")}
+        if parent is not None and state is not None:
+            carrier["tracestate"] = state.decode("latin-1")
         method = scope["method"]
         status = 500
 
@@ -185,15 +197,17 @@ class _RequestSpans:
 
         with _tracer.start_as_current_span(
             method,
-            context=extract(carrier) if carrier else None,
-            kind=SpanKind.SERVER,
+            context=_sdk.extract(carrier) if carrier else None,
+            kind=_sdk.server,
             record_exception=False,
             set_status_on_exception=False,
         ) as span:
             scope[TRACE_ID_KEY] = format(span.get_span_context().trace_id, "032x")
+            recording = _recording.set(span.is_recording())
             try:
                 await self.app(scope, receive, observed)
             finally:
+                _recording.reset(recording)
                 if span.is_recording():
                     route = scope.get("route")
                     if isinstance(route, Route):
@@ -208,4 +222,13 @@ class _RequestSpans:
                     )
                     if status >= 500:
                         span.set_attribute("error.type", str(status))
-                        span.set_status(StatusCode.ERROR)
+                        span.set_status(_sdk.error)
+
+
+def _sampled(traceparent: bytes | None) -> bool:
+    """The stub's own sampler: parent-based, roots `_root_ratio`. A `traceparent` not of the W3C
+    form counts as none."""
+    match = None if traceparent is None else _TRACEPARENT.fullmatch(traceparent)
+    if match is None:
+        return sample_draw() < (_root_ratio or 0.0)
+    return bool(int(match.group(1), 16) & 1)

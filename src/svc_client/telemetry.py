@@ -11,9 +11,12 @@ never an argument, a result, a token, a cookie or a query string.
 from __future__ import annotations
 
 import os
+import random
+import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -45,16 +48,45 @@ collector's API key, which must not land in a host's file in clear (README "Obse
 
 _OTLP_DEFAULT_PORT = 4318
 
+GATEWAY_ROOT_SAMPLE_RATIO = 0.01
+"""Without OTEL_TRACES_SAMPLER, the gateway records 1 in 100 calls that carry no trace context;
+one that does follows its caller's decision (README "Observability", docs/decisions.md)."""
+
+sample_draw: Callable[[], float] = random.random
+"""The root sampler's draw in [0, 1) (a test sets a deterministic one)."""
+
+_TRACEPARENT = re.compile(r"[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-([0-9a-f]{2})")
+
+
+class InFlight:
+    """The gateway's calls in flight: a plain count the metric reader observes when it collects,
+    so a call pays two additions instead of two trips through the SDK's measurement path."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def add(self, change: int) -> None:
+        self.calls += change
+
+    def observe(self, _options: Any) -> list[Any]:
+        from opentelemetry.metrics import Observation
+
+        return [Observation(self.calls)]
+
 
 @dataclass
 class _Instruments:
     tracer: Any
     backend_duration: Any
     server_duration: Any
-    in_flight: Any
+    in_flight: InFlight
+    root_ratio: float | None = None
+    """Set when this process samples its roots itself (the gateway, OTEL_TRACES_SAMPLER unset)."""
 
 
 _on: _Instruments | None = None
+_unrecorded_trace: ContextVar[str | None] = ContextVar("svc_unrecorded_trace", default=None)
+"""The trace id of the call being served without a span (the sampler left it out)."""
 
 
 def configured(environ: Mapping[str, str] | None = None) -> bool:
@@ -92,9 +124,11 @@ def otlp_ports(environ: Mapping[str, str] | None = None) -> tuple[int, ...]:
     return tuple(sorted(ports))
 
 
-def setup(service_name: str) -> None:
+def setup(service_name: str, *, root_ratio: float | None = None) -> None:
     """Turns telemetry on when `configured()`; a missing `svc-mcp[otel]` extra is one line on
-    stderr, and the process runs on without it."""
+    stderr, and the process runs on without it. With `root_ratio`, and OTEL_TRACES_SAMPLER
+    unset, calls are sampled by `sampled()` (parent-based, roots at that ratio) before any span
+    is made; otherwise by the SDK's sampler (every root by default)."""
     global _on
     if _on is not None or not configured():
         return
@@ -113,6 +147,12 @@ def setup(service_name: str) -> None:
         )
         return
     meter = metrics.get_meter("svc-mcp")
+    in_flight = InFlight()
+    meter.create_observable_up_down_counter(
+        "svc_mcp.gateway.calls_in_flight",
+        callbacks=[in_flight.observe],
+        description="Tool calls the gateway is serving",
+    )
     _on = _Instruments(
         tracer=trace.get_tracer("svc-mcp"),
         backend_duration=meter.create_histogram(
@@ -123,9 +163,8 @@ def setup(service_name: str) -> None:
         server_duration=meter.create_histogram(
             "mcp.server.operation.duration", unit="s", description="MCP requests served"
         ),
-        in_flight=meter.create_up_down_counter(
-            "svc_mcp.gateway.calls_in_flight", description="Tool calls the gateway is serving"
-        ),
+        in_flight=in_flight,
+        root_ratio=None if os.environ.get("OTEL_TRACES_SAMPLER", "").strip() else root_ratio,
     )
 
 
@@ -179,6 +218,33 @@ class BackendRequest:
         return self.request_id if self.traced or self.status is not None else None
 
 
+def sampled(meta: Mapping[str, Any] | None) -> bool:
+    """The gateway's sampling decision for a call with `meta` (its `_meta`): the caller's when it
+    sends a `traceparent`, else a draw against the root ratio."""
+    ratio = 0.0 if _on is None or _on.root_ratio is None else _on.root_ratio
+    match = _traceparent(meta)
+    if match is None:
+        return sample_draw() < ratio
+    return bool(int(match.group(2), 16) & 1)
+
+
+@contextmanager
+def unrecorded(meta: Mapping[str, Any] | None) -> Iterator[None]:
+    """Serves a call the sampler left out: its backend requests make no span, and tell the stub
+    so (`traceparent` flagged not sampled) under the caller's trace id, or a new one."""
+    match = _traceparent(meta)
+    token = _unrecorded_trace.set(os.urandom(16).hex() if match is None else match.group(1))
+    try:
+        yield
+    finally:
+        _unrecorded_trace.reset(token)
+
+
+def _traceparent(meta: Mapping[str, Any] | None) -> re.Match[str] | None:
+    value = meta.get("traceparent") if meta else None
+    return _TRACEPARENT.fullmatch(value) if isinstance(value, str) else None
+
+
 @contextmanager
 def backend_request(backend: str, method: str, route: str) -> Iterator[BackendRequest]:
     """A client span around one backend request (when on), named `{method} {route}` with the
@@ -195,9 +261,6 @@ def _traced_request(
 ) -> Iterator[BackendRequest]:
     import time
 
-    from opentelemetry.propagate import inject
-    from opentelemetry.trace import SpanKind, StatusCode
-
     from svc_client.errors import CallError
 
     attributes: dict[str, Any] = {
@@ -206,17 +269,7 @@ def _traced_request(
         "svc.backend": backend,
     }
     started = time.perf_counter()
-    with on.tracer.start_as_current_span(
-        f"{method} {route}",
-        kind=SpanKind.CLIENT,
-        attributes=attributes,
-        record_exception=False,
-        set_status_on_exception=False,
-    ) as span:
-        context = span.get_span_context()
-        request_id = format(context.trace_id, "032x") if context.is_valid else os.urandom(8).hex()
-        request = BackendRequest(request_id, {"X-Request-Id": request_id}, traced=True)
-        inject(request.headers)
+    with _request_span(on, f"{method} {route}", attributes) as (span, request):
         failure: str | None = None
         try:
             yield request
@@ -226,12 +279,48 @@ def _traced_request(
         finally:
             if request.status is not None:
                 attributes["http.response.status_code"] = request.status
-                span.set_attribute("http.response.status_code", request.status)
             if failure is not None:
                 attributes["error.type"] = failure
-                span.set_attribute("error.type", failure)
-                span.set_status(StatusCode.ERROR)
+            if span is not None:
+                _finish(span, request.status, failure)
             on.backend_duration.record(time.perf_counter() - started, attributes)
+
+
+@contextmanager
+def _request_span(
+    on: _Instruments, name: str, attributes: dict[str, Any]
+) -> Iterator[tuple[Any, BackendRequest]]:
+    """The CLIENT span and the request carrying it; no span in a call left unrecorded."""
+    trace_id = _unrecorded_trace.get()
+    if trace_id is not None:
+        parent = f"00-{trace_id}-{os.urandom(8).hex()}-00"
+        yield None, BackendRequest(trace_id, {"X-Request-Id": trace_id, "traceparent": parent})
+        return
+    from opentelemetry.propagate import inject
+    from opentelemetry.trace import SpanKind
+
+    with on.tracer.start_as_current_span(
+        name,
+        kind=SpanKind.CLIENT,
+        attributes=attributes,
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as span:
+        context = span.get_span_context()
+        request_id = format(context.trace_id, "032x") if context.is_valid else os.urandom(8).hex()
+        request = BackendRequest(request_id, {"X-Request-Id": request_id}, traced=True)
+        inject(request.headers)
+        yield span, request
+
+
+def _finish(span: Any, status: int | None, failure: str | None) -> None:
+    from opentelemetry.trace import StatusCode
+
+    if status is not None:
+        span.set_attribute("http.response.status_code", status)
+    if failure is not None:
+        span.set_attribute("error.type", failure)
+        span.set_status(StatusCode.ERROR)
 
 
 def instruments() -> _Instruments | None:

@@ -139,7 +139,7 @@ def _tracing(on: bool) -> Iterator[Receiver | None]:
 
 def _show_trace(view: View, receiver: Receiver) -> None:
     """The tree of the first get_system call, once its stub's spans have arrived too."""
-    from svc_mcp.demo_trace import tree
+    from svc_mcp.demo_trace import CLIENT_DURATION, tree
 
     def stub_spans_of_the_call(received: Receiver) -> str | None:
         for span in list(received.spans):
@@ -156,6 +156,14 @@ def _show_trace(view: View, receiver: Receiver) -> None:
             return
         time.sleep(0.1)
     view.block(f"Trace {trace_id} of one call (get_system)", tree(receiver.trace(trace_id)))
+    points = receiver.metrics.get(CLIENT_DURATION, [])
+    if points:
+        methods = ", ".join(sorted({point["mcp.method.name"] for point in points}))
+        failures = ", ".join(sorted({p["error.type"] for p in points if "error.type" in p}))
+        view.line(
+            f"As the MCP client, the demo exported {CLIENT_DURATION}: {methods}"
+            + (f"; error.type {failures}." if failures else ".")
+        )
     view.line(
         "Each process exported its spans over OTLP/HTTP; set OTEL_EXPORTER_OTLP_ENDPOINT to "
         'send them to a collector instead (README "Observability").'
@@ -169,7 +177,8 @@ def _demo(view: View, *, keep_running: bool, receiver: Receiver | None = None) -
             advance()
         _show_stubs(view, stubs)
         try:
-            outcome = asyncio.run(_drive(stubs, view))
+            with _client_durations(receiver) as duration:
+                outcome = asyncio.run(_drive(stubs, view, duration))
         except (DemoFailed, KeyboardInterrupt):
             raise
         except BaseException as error:  # the SDK's task groups wrap what fails in groups
@@ -297,20 +306,31 @@ def _stop_signals_interrupt() -> Iterator[None]:
 # --------------------------------------------------------------------------- the MCP client
 
 
-async def _drive(stubs: DemoStubs, view: View) -> Outcome:
+def _client_durations(receiver: Receiver | None) -> contextlib.AbstractContextManager[Any]:
+    if receiver is None:
+        return contextlib.nullcontext()
+    from svc_mcp.demo_trace import client_durations
+
+    return client_durations(receiver)
+
+
+async def _drive(stubs: DemoStubs, view: View, duration: Any = None) -> Outcome:
+    """`duration`: the histogram each MCP request is recorded in, with --trace."""
     with (stubs.root / MCP_LOG).open("w") as errlog:
-        async with _session(stubs.mcp_variables(), errlog) as session:
+        async with _session(stubs.mcp_variables(), errlog, duration) as session:
             tools = await _list_tools(session, view)
             reads = await _call_reads(session, view, tools)
             intel_id = await _intel_round_trip(session, view, stubs.intel_key)
         wrong_token = "wrong-" + secrets.token_urlsafe(24)
-        async with _session(stubs.lockout_variables(wrong_token), errlog) as session:
+        async with _session(stubs.lockout_variables(wrong_token), errlog, duration) as session:
             attempts, retry_after = await _lock_out(session, view)
     return Outcome(stubs.root, len(tools), reads, intel_id, attempts, retry_after)
 
 
 @contextlib.asynccontextmanager
-async def _session(variables: dict[str, str], errlog: TextIO) -> AsyncIterator[ClientSession]:
+async def _session(
+    variables: dict[str, str], errlog: TextIO, duration: Any = None
+) -> AsyncIterator[ClientSession]:
     """svc-mcp over stdio with exactly these variables of ours (never the intel key)."""
     command, *args = MCP_COMMAND
     server = StdioServerParameters(
@@ -318,10 +338,18 @@ async def _session(variables: dict[str, str], errlog: TextIO) -> AsyncIterator[C
     )
     async with (
         stdio_client(server, errlog=errlog) as (read, write),
-        ClientSession(read, write) as session,
+        _client_session(read, write, duration) as session,
     ):
         await session.initialize()
         yield session
+
+
+def _client_session(read: Any, write: Any, duration: Any) -> ClientSession:
+    if duration is None:
+        return ClientSession(read, write)
+    from svc_mcp.demo_trace import MeasuredSession
+
+    return MeasuredSession(read, write, duration=duration)
 
 
 async def _list_tools(session: ClientSession, view: View) -> list[Tool]:

@@ -2,7 +2,8 @@
 and the tree of one call's spans as it arrived (README "Observability").
 
 What a collector would get, decoded with opentelemetry-proto (the `svc-mcp[otel]` extra), plus
-every raw body, which the tests search for secrets."""
+every raw body, which the tests search for secrets. The demo is the one place svc-mcp is an MCP
+client that exports: `MeasuredSession` records `mcp.client.operation.duration` there."""
 
 from __future__ import annotations
 
@@ -14,12 +15,15 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from mcp import ClientSession
+from mcp.types import CallToolRequest, CallToolResult
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
 )
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
+CLIENT_DURATION = "mcp.client.operation.duration"
 SPAN_KINDS = {1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
 
 
@@ -173,3 +177,75 @@ def tree(spans: list[ReceivedSpan]) -> str:
     for root in children.get("", []):
         walk(root, "", "")
     return "\n".join(lines)
+
+
+class MeasuredSession(ClientSession):
+    """An MCP client session over stdio that records each request's duration by the
+    OpenTelemetry MCP conventions (`mcp.method.name`, `gen_ai.tool.name`, `network.transport`,
+    `error.type`: the failure's kind, as the server's span names it)."""
+
+    def __init__(self, *args: Any, duration: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.duration = duration
+
+    async def send_request(
+        self,
+        request: Any,
+        result_type: Any,
+        request_read_timeout_seconds: float | None = None,
+        metadata: Any = None,
+        progress_callback: Any = None,
+    ) -> Any:
+        attributes: dict[str, str] = {
+            "mcp.method.name": request.method,
+            "network.transport": "pipe",
+        }
+        if isinstance(request, CallToolRequest):
+            attributes["gen_ai.tool.name"] = request.params.name
+        started = time.perf_counter()
+        failure: str | None = None
+        try:
+            result = await super().send_request(
+                request, result_type, request_read_timeout_seconds, metadata, progress_callback
+            )
+            failure = _failure_kind(result)
+        except Exception as error:
+            failure = type(error).__qualname__
+            raise
+        finally:
+            if failure is not None:
+                attributes["error.type"] = failure
+            self.duration.record(time.perf_counter() - started, attributes)
+        return result
+
+
+def _failure_kind(result: object) -> str | None:
+    """A failed tool call's kind (our `FailureKind`, which svc-mcp puts in its structured
+    content), as the server's span names it; `tool_error` for any other failure."""
+    if not isinstance(result, CallToolResult) or not result.is_error:
+        return None
+    content = result.structured_content
+    kind = content.get("kind") if isinstance(content, dict) else None
+    return kind if isinstance(kind, str) else "tool_error"
+
+
+@contextlib.contextmanager
+def client_durations(receiver: Receiver) -> Iterator[Any]:
+    """The `mcp.client.operation.duration` histogram of this process, exported to `receiver`
+    when the block ends."""
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+
+    exporter = OTLPMetricExporter(endpoint=f"{receiver.endpoint}/v1/metrics")
+    provider = MeterProvider(
+        resource=Resource.create({SERVICE_NAME: "svc-mcp demo"}),
+        metric_readers=[PeriodicExportingMetricReader(exporter)],
+    )
+    try:
+        yield provider.get_meter("svc-mcp demo").create_histogram(
+            CLIENT_DURATION, unit="s", description="MCP requests the demo sent, as the client"
+        )
+    finally:
+        provider.shutdown()

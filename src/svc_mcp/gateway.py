@@ -38,6 +38,7 @@ from svc_client.gateway_token import (
     gateway_token_path,
 )
 from svc_client.settings import GATEWAY_TOKEN_VARIABLE
+from svc_client.telemetry import GATEWAY_ROOT_SAMPLE_RATIO
 from svc_client.telemetry import setup as setup_telemetry
 from svc_client.toolspec import ToolSpec
 from svc_mcp.confinement import confine_gateway
@@ -280,7 +281,7 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
         # after the listening socket exists: the confined gateway binds nothing.
         confine_gateway()
         # After confinement, which must find one thread: the exporters start some.
-        setup_telemetry("svc-mcp --http")
+        setup_telemetry("svc-mcp --http", root_ratio=GATEWAY_ROOT_SAMPLE_RATIO)
         async with new_http_client() as http:
             # Stateless with JSON answers: no session lives in this process, so any number of
             # instances with the same token can sit behind any load balancer (README "Scale out").

@@ -4,7 +4,8 @@ It takes the place of the SDK's own span middleware, which names a failed tool c
 `error.type` `tool_error`; ours names it by the failure's kind (`unauthorized`, `locked_out`,
 ...), sets `network.transport`, and records `mcp.server.operation.duration`. The parent comes
 from the request's `_meta` (`traceparent`, `tracestate`), as the MCP 2026-07-28 revision says.
-With telemetry off (svc_client.telemetry) a request costs one check.
+With telemetry off (svc_client.telemetry) a request costs one check; on the gateway, a call
+its sampler leaves out (`svc_client.telemetry.sampled`) makes no span and still its metrics.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from mcp.types import CallToolResult
 from opentelemetry.propagate import extract
 from opentelemetry.trace import SpanKind, StatusCode
 
-from svc_client.telemetry import capture_arguments, instruments
+from svc_client.telemetry import capture_arguments, instruments, sampled, unrecorded
 
 SECRET_NAME = re.compile(r"token|secret|password|passwd|cookie|key|sig|auth|credential", re.I)
 """Argument (and nested field) names whose values are never recorded, captured or not."""
@@ -44,6 +45,42 @@ class RequestSpans:
         params = ctx.params or {}
         name = params.get("name")
         tool = name if ctx.method == "tools/call" and isinstance(name, str) else None
+        measured: dict[str, Any] = {
+            "mcp.method.name": ctx.method,
+            "network.transport": self.transport,
+        }
+        if tool is not None:
+            measured["gen_ai.tool.name"] = tool
+        gateway = self.transport == "tcp" and tool is not None
+        if gateway:
+            on.in_flight.add(1)
+        started = time.perf_counter()
+        failure: str | None = None
+        try:
+            if on.root_ratio is None or sampled(ctx.meta):
+                result = await self._recorded(on.tracer, ctx, call_next, tool)
+            else:
+                with unrecorded(ctx.meta):
+                    result = await call_next(ctx)
+            failure = _failure_kind(result)
+        except Exception as error:
+            failure = type(error).__qualname__
+            raise
+        finally:
+            if gateway:
+                on.in_flight.add(-1)
+            if failure is not None:
+                measured["error.type"] = failure
+            on.server_duration.record(time.perf_counter() - started, measured)
+        return result
+
+    async def _recorded(
+        self,
+        tracer: Any,
+        ctx: ServerRequestContext[Any, Any],
+        call_next: CallNext,
+        tool: str | None,
+    ) -> Any:
         attributes: dict[str, Any] = {
             "mcp.method.name": ctx.method,
             "mcp.protocol.version": ctx.protocol_version,
@@ -55,17 +92,10 @@ class RequestSpans:
             attributes["gen_ai.tool.name"] = tool
             attributes["gen_ai.operation.name"] = "execute_tool"
             if capture_arguments():
-                attributes["gen_ai.tool.call.arguments"] = captured(params.get("arguments"))
-        measured: dict[str, Any] = {
-            key: attributes[key]
-            for key in ("mcp.method.name", "gen_ai.tool.name", "network.transport")
-            if key in attributes
-        }
-        gateway = self.transport == "tcp" and tool is not None
-        if gateway:
-            on.in_flight.add(1)
-        started = time.perf_counter()
-        with on.tracer.start_as_current_span(
+                attributes["gen_ai.tool.call.arguments"] = captured(
+                    (ctx.params or {}).get("arguments")
+                )
+        with tracer.start_as_current_span(
             f"{ctx.method} {tool}" if tool else ctx.method,
             kind=SpanKind.SERVER,
             attributes=attributes,
@@ -73,6 +103,7 @@ class RequestSpans:
             record_exception=False,
             set_status_on_exception=False,
         ) as span:
+            failure: str | None = None
             try:
                 result = await call_next(ctx)
                 failure = _failure_kind(result)
@@ -80,13 +111,9 @@ class RequestSpans:
                 failure = type(error).__qualname__
                 raise
             finally:
-                if gateway:
-                    on.in_flight.add(-1)
                 if failure is not None:
                     span.set_attribute("error.type", failure)
                     span.set_status(StatusCode.ERROR)
-                    measured["error.type"] = failure
-                on.server_duration.record(time.perf_counter() - started, measured)
         return result
 
 

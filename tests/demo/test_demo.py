@@ -250,3 +250,20 @@ def test_demo_options_go_after_demo() -> None:
     assert unknown.stderr == (
         "svc-mcp demo: usage: unrecognized arguments: --nope (see svc-mcp demo --help)\n"
     )
+
+
+def test_trace_prints_one_calls_tree_and_exports_the_clients_durations(tmp_path: Path) -> None:
+    sandbox = new_sandbox(tmp_path)
+    with demo_process(sandbox, "--trace") as demo:
+        stdout = demo.rest()
+        demo.process.wait(timeout=30)
+    assert demo.process.returncode == 0, stdout
+    tree = section(stdout, "Trace ")
+    assert tree[0].startswith("tools/call get_system  [svc-mcp, server, "), tree
+    assert "GET /api/v1/system  [svc-stub service, server, " in "\n".join(tree)
+    assert re.search(
+        r"^As the MCP client, the demo exported mcp\.client\.operation\.duration: "
+        r"initialize, tools/call, tools/list; error\.type locked_out, unauthorized\.$",
+        stdout,
+        re.M,
+    ), stdout
