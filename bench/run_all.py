@@ -48,7 +48,7 @@ NUMBER = r"([\d,.]+)"
 
 def _portal_or_intel(name: str, out: str) -> list[Row]:
     rows = []
-    pattern = rf"^(.+?): {NUMBER} (\S+) vs baseline {NUMBER} \S+; ratio {NUMBER} \(target (.+)\)$"
+    pattern = rf"^(.+?): {NUMBER} (\S+) vs baseline {NUMBER} \S+; ratio {NUMBER} \(target (.+?)\)(?:; .*)?$"
     for label, figure, unit, baseline, ratio, target in re.findall(pattern, out, re.M):
         base = {"portal_stub": "bare Starlette route", "intel": "direct HTTP POST"}.get(
             name, "telemetry off / base revision"

@@ -2,8 +2,9 @@
 
 - `RequestGate`, the one middleware in front of the routes: in one pass over the request's
   headers it applies the target and header limits (414, 431), the `Host` allow-list (421,
-  server_stub.hosts) and the declared body limit (400, 413); it bounds a streamed body, and it
-  writes the access line (server_stub.access_log), refusals included.
+  server_stub.hosts) and the declared body limit (400, 413); it bounds a streamed body, puts the
+  request in a span when it is traced (server_stub.telemetry), and writes the access line
+  (server_stub.access_log), refusals included.
 - `DirectRouter`, Starlette's router with a lookup for fixed paths: a request for a path without
   parameters goes straight to its route instead of being tried against every route before it.
 """
@@ -19,7 +20,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Route, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from server_stub import access_log
+from server_stub import access_log, telemetry
 from server_stub.hosts import HostAllowList
 from server_stub.http import (
     MAX_HEADER_BYTES,
@@ -73,11 +74,13 @@ class RequestGate:
             access_log.write_access_line(scope, status, (time.perf_counter() - started) * 1000)
 
     async def _pass(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The request on to the routes, or its refusal."""
+        """The request on to the routes, or its refusal; inside a span when traced."""
         size = 0
         host: bytes | None = None
         lengths: list[bytes] = []
         streamed = False
+        traceparent: bytes | None = None
+        tracestate: bytes | None = None
         for key, value in scope["headers"]:
             size += len(key) + len(value) + 4
             if key == b"host":
@@ -87,33 +90,35 @@ class RequestGate:
                 lengths.append(value)
             elif key == b"transfer-encoding":
                 streamed = True
+            elif key == b"traceparent":
+                traceparent = value
+            elif key == b"tracestate":
+                tracestate = value
         target = len(scope.get("raw_path") or scope["path"].encode()) + len(
             scope.get("query_string", b"")
         )
+        handler: ASGIApp = self.app
         if target > MAX_TARGET_BYTES:
-            refusal = failure(
+            handler = failure(
                 414, "uri_too_long", f"the request target exceeds {MAX_TARGET_BYTES} bytes"
             )
         elif size > MAX_HEADER_BYTES:
-            refusal = failure(
+            handler = failure(
                 431, "headers_too_large", f"request headers exceed {MAX_HEADER_BYTES} bytes"
             )
         elif self.hosts.refuses(scope["path"], host):
-            refusal = self.hosts.refusal()
-        elif self.max_body_bytes is None:
-            await self.app(scope, receive, send)
-            return
-        elif (declared := _declared_refusal(lengths, self.max_body_bytes)) is not None:
-            refusal = declared
-        elif streamed:
-            await self.app(scope, _bounded(receive, self.max_body_bytes), send)
-            return
+            handler = self.hosts.refusal()
+        elif self.max_body_bytes is not None:
+            refusal = _declared_refusal(lengths, self.max_body_bytes)
+            if refusal is not None:
+                handler = refusal
+            elif streamed:
+                # A declared length needs no watch: the parser reads no more than declared.
+                receive = _bounded(receive, self.max_body_bytes)
+        if telemetry.records(traceparent):
+            await telemetry.request_span(handler, scope, receive, send, traceparent, tracestate)
         else:
-            # Content-Length within the limit (the parser reads no more than declared) or no
-            # body at all.
-            await self.app(scope, receive, send)
-            return
-        await refusal(scope, receive, send)
+            await handler(scope, receive, send)
 
 
 def _too_large(max_bytes: int) -> str:

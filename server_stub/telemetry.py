@@ -1,11 +1,11 @@
 """The stubs' traces and metrics (README "Observability"), by the standard `OTEL_*` variables,
 exported over OTLP/HTTP.
 
-Off unless an exporter variable is set; then nothing of OpenTelemetry is imported, the app is
-not wrapped, and each child span or counter costs one check of a module global. On, each request
-gets a SERVER span continuing the caller's `traceparent`, named by its route template (never the
-raw target), with children where time goes (the guard's decision, the SQLite query, the intel
-verification). The client side has its twin in `svc_client.telemetry`; the stubs may not import
+Off unless an exporter variable is set; then nothing of OpenTelemetry is imported, and each
+request, child span or counter costs one check of a module global. On, each request the sampler
+lets in (`records`, asked by the request gate in server_stub.stack) gets a SERVER span continuing
+the caller's `traceparent`, named by its route template (never the raw target), with children
+where time goes (the guard's decision, the SQLite query, the intel verification). The client side has its twin in `svc_client.telemetry`; the stubs may not import
 it (docs/architecture.md).
 """
 
@@ -130,12 +130,6 @@ def setup(service_name: str) -> None:
         _root_ratio = ROOT_SAMPLE_RATIO
 
 
-def traced(app: ASGIApp) -> ASGIApp:
-    """`app` inside a request span when telemetry is configured; `app` itself when not. (The
-    wrapper is built before `setup`, which runs after confinement.)"""
-    return _RequestSpans(app) if configured() else app
-
-
 def child(name: str, **attributes: str) -> AbstractContextManager[Any]:
     """A child span of the current request's (a shared no-op when telemetry is off)."""
     if not _recording.get():
@@ -160,69 +154,63 @@ def request_id(scope: Scope) -> str:
     return os.urandom(8).hex()
 
 
-class _RequestSpans:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+def records(traceparent: bytes | None) -> bool:
+    """Whether a request with this `traceparent` header (None: none) gets a span: telemetry on,
+    and the stub's own sampler (parent-based, roots `_root_ratio`) lets it in, or the SDK's
+    sampler will decide (OTEL_TRACES_SAMPLER set). False costs no OpenTelemetry call."""
+    return _tracer is not None and (_root_ratio is None or _sampled(traceparent))
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if _tracer is None or scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        parent: bytes | None = None
-        state: bytes | None = None
-        for key, value in scope["headers"]:
-            if key == b"traceparent":
-                parent = value
-            elif key == b"tracestate":
-                state = value
-        if _root_ratio is not None and not _sampled(parent):
-            await self.app(scope, receive, send)
-            return
-        await self._recorded(scope, receive, send, parent, state)
 
-    async def _recorded(
-        self, scope: Scope, receive: Receive, send: Send, parent: bytes | None, state: bytes | None
-    ) -> None:
-        carrier = {} if parent is None else {"traceparent": parent.decode("latin-1")}
-        if parent is not None and state is not None:
-            carrier["tracestate"] = state.decode("latin-1")
-        method = scope["method"]
-        status = 500
+async def request_span(
+    app: ASGIApp,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    traceparent: bytes | None,
+    tracestate: bytes | None,
+) -> None:
+    """`app` answering the request inside a SERVER span that continues the caller's trace, named
+    by the matched route's template once routing has found it."""
+    carrier = {} if traceparent is None else {"traceparent": traceparent.decode("latin-1")}
+    if traceparent is not None and tracestate is not None:
+        carrier["tracestate"] = tracestate.decode("latin-1")
+    method = scope["method"]
+    status = 500
 
-        async def observed(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
+    async def observed(message: Message) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        await send(message)
 
-        with _tracer.start_as_current_span(
-            method,
-            context=_sdk.extract(carrier) if carrier else None,
-            kind=_sdk.server,
-            record_exception=False,
-            set_status_on_exception=False,
-        ) as span:
-            scope[TRACE_ID_KEY] = format(span.get_span_context().trace_id, "032x")
-            recording = _recording.set(span.is_recording())
-            try:
-                await self.app(scope, receive, observed)
-            finally:
-                _recording.reset(recording)
-                if span.is_recording():
-                    route = scope.get("route")
-                    if isinstance(route, Route):
-                        span.update_name(f"{method} {route.path}")
-                        span.set_attribute("http.route", route.path)
-                    span.set_attributes(
-                        {
-                            "http.request.method": method,
-                            "http.response.status_code": status,
-                            "url.scheme": scope.get("scheme", "http"),
-                        }
-                    )
-                    if status >= 500:
-                        span.set_attribute("error.type", str(status))
-                        span.set_status(_sdk.error)
+    with _tracer.start_as_current_span(
+        method,
+        context=_sdk.extract(carrier) if carrier else None,
+        kind=_sdk.server,
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as span:
+        scope[TRACE_ID_KEY] = format(span.get_span_context().trace_id, "032x")
+        recording = _recording.set(span.is_recording())
+        try:
+            await app(scope, receive, observed)
+        finally:
+            _recording.reset(recording)
+            if span.is_recording():
+                route = scope.get("route")
+                if isinstance(route, Route):
+                    span.update_name(f"{method} {route.path}")
+                    span.set_attribute("http.route", route.path)
+                span.set_attributes(
+                    {
+                        "http.request.method": method,
+                        "http.response.status_code": status,
+                        "url.scheme": scope.get("scheme", "http"),
+                    }
+                )
+                if status >= 500:
+                    span.set_attribute("error.type", str(status))
+                    span.set_status(_sdk.error)
 
 
 def _sampled(traceparent: bytes | None) -> bool:

@@ -51,7 +51,7 @@ def serve_portal(
 
     data_dir = _data_dir(data)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    from server_stub.telemetry import setup, traced
+    from server_stub.telemetry import setup
 
     try:
         settings = PortalSettings()
@@ -62,13 +62,11 @@ def serve_portal(
         )
         _fail(f"invalid configuration: {problems}")
     try:
-        app = traced(
-            create_app(
-                data_dir,
-                access_proxy=settings.access_proxy(),
-                allowed_hosts=settings.allowed_host_names,
-                bound_host=host,
-            )
+        app = create_app(
+            data_dir,
+            access_proxy=settings.access_proxy(),
+            allowed_hosts=settings.allowed_host_names,
+            bound_host=host,
         )
         http = stub_protocol()
     except (DataError, ValueError) as exc:

@@ -77,10 +77,10 @@ def serve(
         )
     for warning in warnings:
         typer.echo(warning, err=True)
-    from server_stub.telemetry import setup, traced
+    from server_stub.telemetry import setup
 
     try:
-        app = traced(create_app(settings, bound_host=host))
+        app = create_app(settings, bound_host=host)
         http = stub_protocol()
     except (StartupRefused, ValueError) as exc:
         raise _fail(str(exc)) from None
