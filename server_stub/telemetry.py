@@ -5,8 +5,8 @@ Off unless an exporter variable is set; then nothing of OpenTelemetry is importe
 request, child span or counter costs one check of a module global. On, each request the sampler
 lets in (`records`, asked by the request gate in server_stub.stack) gets a SERVER span continuing
 the caller's `traceparent`, named by its route template (never the raw target), with children
-where time goes (the guard's decision, the SQLite query, the intel verification). The client side has its twin in `svc_client.telemetry`; the stubs may not import
-it (docs/architecture.md).
+where time goes (the guard's decision, the SQLite query, the intel verification). The client
+side has its twin in `svc_client.telemetry`; the stubs may not import it (docs/architecture.md).
 """
 
 from __future__ import annotations
