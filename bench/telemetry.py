@@ -1,4 +1,4 @@
-"""What telemetry costs (README "Observability"), side by side in one run.
+"""What telemetry costs (docs/observability.md), side by side in one run.
 
 1. A CLI call's wall time (`svc-mcp get_system`, OTEL_* unset) with this checkout against another
    git revision's `src/` (`--base`, default main), alternating: telemetry off must be free.

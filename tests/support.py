@@ -16,8 +16,8 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFINED = {"SVC_STUB_CONFINEMENT": "require", "SVC_MCP_CONFINEMENT": "require"}
-"""Every server a test starts must confine itself, as it does for its users (README "Security
-notes"); the outer environment may say otherwise, e.g. `off` to see which tests depend on it."""
+"""Every server a test starts must confine itself, as it does for its users (docs/security.md);
+the outer environment may say otherwise, e.g. `off` to see which tests depend on it."""
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -1,7 +1,7 @@
-"""The README's lines beyond the quick start run as printed: `svc-mcp` on PATH with `uv tool
-install .`, `uvx --from .`, and the Python client for the gateway (MCP SDK 2.x). And the help
-points where the README does: `submit_intel --help` names `svc-stub intel sign`, `svc-mcp portal
---help` names itself."""
+"""The documented lines beyond the quick start run as printed: `svc-mcp` on PATH with `uv tool
+install .` and `uvx --from .` (docs/cli.md), and the Python client for the gateway, MCP SDK 2.x
+(docs/gateway.md). And the help points where the docs do: `submit_intel --help` names `svc-stub
+intel sign`, `svc-mcp portal --help` names itself."""
 
 from __future__ import annotations
 
@@ -18,12 +18,13 @@ from tests.support import ROOT, free_port, running_server
 
 BIN = Path(sys.executable).parent
 TOKEN = "svc-readme-gateway-token-8e1f5a3c7b9d2e4f"
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+CLI_PAGE = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+GATEWAY_PAGE = (ROOT / "docs" / "gateway.md").read_text(encoding="utf-8")
 
 
 def block_after(text: str, lead: str, language: str) -> str:
     """The first fenced block of `language` after the paragraph starting with `lead`."""
-    rest = README.split(f"\n{lead}", 1)[1]
+    rest = text.split(f"\n{lead}", 1)[1]
     found = re.search(rf"^```{language}\n(.*?)^```$", rest, re.S | re.M)
     assert found is not None, lead
     return found.group(1)
@@ -32,7 +33,7 @@ def block_after(text: str, lead: str, language: str) -> str:
 @pytest.mark.e2e
 def test_the_path_lines_run_as_printed(tmp_path: Path) -> None:
     lines = block_after(
-        README, "To put `svc-mcp`, `svc-portal` and `svc-stub` on your", "sh"
+        CLI_PAGE, "To put `svc-mcp`, `svc-portal` and `svc-stub` on your", "sh"
     ).splitlines()
     assert lines == [".venv/bin/uv tool install .", ".venv/bin/uvx --from . svc-mcp --version"]
     tools = tmp_path / "bin"
@@ -59,7 +60,7 @@ def test_the_path_lines_run_as_printed(tmp_path: Path) -> None:
 @pytest.mark.e2e
 def test_the_python_client_for_the_gateway_runs_as_printed(tmp_path: Path) -> None:
     client = tmp_path / "client.py"
-    client.write_text(block_after(README, "From Python, with the MCP SDK 2.x", "python"))
+    client.write_text(block_after(GATEWAY_PAGE, "From Python, with the MCP SDK 2.x", "python"))
     db = tmp_path / "service.db"
     subprocess.run([str(BIN / "svc-stub"), "demo-data", "service", "--db", str(db)], check=True)
     service_port, gateway_port = free_port(), free_port()
@@ -90,7 +91,7 @@ def test_the_python_client_for_the_gateway_runs_as_printed(tmp_path: Path) -> No
     assert "'mode': 'running'" in done.stdout
 
 
-def test_the_help_points_where_the_readme_does() -> None:
+def test_the_help_points_where_the_docs_do() -> None:
     intel = subprocess.run(
         [str(BIN / "svc-mcp"), "submit_intel", "--help"], capture_output=True, text=True
     )

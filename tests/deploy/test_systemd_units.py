@@ -1,5 +1,5 @@
 """The deployment units in deploy/systemd: each scored by `systemd-analyze security
---offline=true` at an exposure of 2.0 or lower, and each keeps the promises the README makes."""
+--offline=true` at an exposure of 2.0 or lower, and each keeps the promises docs/security.md makes."""
 
 from __future__ import annotations
 

@@ -55,7 +55,7 @@ def text(result: CallToolResult) -> str:
     content = result.content[0]
     assert isinstance(content, TextContent)
     structured = result.structured_content or {}
-    # The text adds the id of a backend request that failed (README "Observability").
+    # The text adds the id of a backend request that failed (docs/observability.md).
     told = re.sub(r" \(request id [0-9a-f]{16,32}\)$", "", content.text)
     assert told == f"{structured['kind']}: {structured['message']}"
     return content.text

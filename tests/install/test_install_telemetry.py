@@ -1,5 +1,5 @@
 """`install` copies the telemetry settings into a host entry like the backends' variables, and
-never a collector's headers (README "Observability")."""
+never a collector's headers (docs/observability.md)."""
 
 from __future__ import annotations
 

@@ -108,7 +108,7 @@ def whole_tools(listed: ListToolsResult) -> list[dict[str, Any]]:
 def test_the_tool_list_fits(seen: Seen) -> None:
     whole = compact(seen.listed.model_dump(by_alias=True, exclude_none=True, mode="json"))
     assert len(whole) <= TOOL_LIST_BUDGET
-    # Counted as bench/context.py and the README count it: each tool's four fields as an object.
+    # Counted as bench/context.py and docs/tools.md count it: each tool's four fields as an object.
     shown = sum(
         len(compact({key: dumped.get(key) for key in SHOWN})) for dumped in whole_tools(seen.listed)
     )

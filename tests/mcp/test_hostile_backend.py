@@ -193,7 +193,7 @@ def test_both_transports_send_the_same_headers(hostile: HostileBackend, service_
     pooled(spec, {})
     call_tool_once(spec, {})
     (_, first), (_, second) = hostile.requests[before:]
-    # Each request has its own id (README "Observability").
+    # Each request has its own id (docs/observability.md).
     assert first["x-request-id"] != second["x-request-id"]
     transport_own = {"host", "user-agent", "connection", "x-request-id"}
     assert {k: v for k, v in first.items() if k not in transport_own} == {

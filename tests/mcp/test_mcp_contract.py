@@ -175,7 +175,7 @@ def test_every_client_refuses_alike(
         assert cli.stderr.count("\n") == 1
         assert role in cli.stderr
         assert "set PORTAL_SESSION_TOKEN" in cli.stderr
-    # Alike but for the id of each one's request (README "Observability").
+    # Alike but for the id of each one's request (docs/observability.md).
     message = REQUEST_ID.sub("", svc_mcp.stderr.removeprefix("svc-mcp: ").strip())
     for mcp_view in (view.stdio, view.http):
         result = mcp_view.results[spec.name]

@@ -64,7 +64,7 @@ def test_arguments_outside_the_schema_are_tool_errors(portal: PortalStub) -> Non
         assert text.startswith(says)
         assert result.structured_content is not None
         assert result.structured_content["kind"] == says.split(":")[0]
-        # The text adds the id of a backend request that failed (README "Observability").
+        # The text adds the id of a backend request that failed (docs/observability.md).
         assert f"{result.structured_content['kind']}: {result.structured_content['message']}" == (
             re.sub(r" \(request id [0-9a-f]{16,32}\)$", "", text)
         )

@@ -1,4 +1,4 @@
-"""One trace per tool call across every process (README "Observability"): the official MCP
+"""One trace per tool call across every process (docs/observability.md): the official MCP
 client sends a `traceparent` in `_meta` to a real `svc-mcp` (stdio) or `svc-mcp --http`, in
 both protocol eras; the server, its backend request and the real data-service stub export over
 OTLP/HTTP to a receiver on loopback run here. Nothing secret, and no argument, reaches a span,

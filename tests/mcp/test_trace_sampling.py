@@ -1,4 +1,4 @@
-"""The default samplers (README "Observability"): the data-service stub and the gateway record
+"""The default samplers (docs/observability.md): the data-service stub and the gateway record
 1 in 100 requests that carry no trace context, always follow a sampled parent and never record a
 call whose parent is not sampled; a call left out still counts in the metrics, and a user's
 OTEL_TRACES_SAMPLER wins. Real processes exporting to a receiver on loopback; their random draw

@@ -1,4 +1,5 @@
-"""The README's install and quick-start text matches what the code does today."""
+"""The README's quick start and the install page (docs/hosts.md, install/README.md) match what the
+code does today."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from tests.support import ROOT
 HOST_NAMES = tuple(HOSTS)
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+HOSTS_PAGE = (ROOT / "docs" / "hosts.md").read_text(encoding="utf-8")
 INSTALL = (ROOT / "install" / "README.md").read_text(encoding="utf-8")
 
 
@@ -19,7 +21,7 @@ def section(text: str, title: str) -> str:
 
 
 def test_no_command_that_fails_without_a_release_or_breaks_uv() -> None:
-    for text in (README, INSTALL):
+    for text in (README, HOSTS_PAGE, INSTALL):
         assert "uvx svc-mcp install" not in text  # there is no release to fetch
         assert "bin/activate" not in text.replace("do not activate", "")
         assert "python3 -m pip install uv" not in text  # externally managed Pythons refuse it
@@ -34,7 +36,7 @@ def test_the_test_command_says_what_it_needs() -> None:
 
 
 def test_every_source_and_host_is_explained() -> None:
-    hosts = section(README, "Using it from an MCP host")
+    hosts = HOSTS_PAGE
     sources = typing.get_args(Source)
     for source in sources:
         assert f"`{source}`" in hosts + INSTALL, source
