@@ -39,7 +39,7 @@ SETTINGS = {
 def measure_confine(name: str, path: str) -> None:
     """In a fresh process: milliseconds from building the policy to confined (printed)."""
     from server_stub import confinement as stub
-    from svc_mcp import confinement as mcp
+    from svc_mcp.serve import confinement as mcp
     from svc_serving.confine import confine
 
     builders: dict[str, Callable[[], object]] = {

@@ -25,8 +25,8 @@ import httpx
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import TextContent
 
-from svc_mcp.demo_stubs import running_stubs
-from svc_mcp.table import TOOLS
+from svc_mcp.demo.stubs import running_stubs
+from svc_mcp.tools.table import TOOLS
 
 BIN = Path(sys.executable).parent
 LIST_BUDGET = 20_000

@@ -6,7 +6,7 @@ request, child span or counter costs one check of a module global. On, each requ
 lets in (`records`, asked by the request gate in server_stub.stack) gets a SERVER span continuing
 the caller's `traceparent`, named by its route template (never the raw target), with children
 where time goes (the guard's decision, the SQLite query, the intel verification). The client
-side has its twin in `svc_client.telemetry`; the stubs may not import it (docs/architecture.md).
+side has its twin in `svc_mcp.core.telemetry`; the stubs may not import it (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`svc-portal`: the portal's read-only API as commands, generated from the tool table.
 
 The same app is mounted as `svc-mcp portal ...`. Each command prints the REST `data` as JSON;
-see `svc_client.terminal` for cursors, errors and exit codes.
+see `svc_mcp.cli.terminal` for cursors, errors and exit codes.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Annotated
 import typer
 
 from portal_tools.tools import PORTAL_TOOLS
-from svc_client.exits import quiet_on_broken_pipe
-from svc_client.terminal import run_tool
-from svc_client.toolspec import ToolSpec
+from svc_mcp.cli.terminal import run_tool
+from svc_mcp.core.exits import quiet_on_broken_pipe
+from svc_mcp.core.toolspec import ToolSpec
 from svc_serving.help_style import typer_style
 
 PROG = "svc-portal"

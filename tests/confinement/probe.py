@@ -18,8 +18,8 @@ from pathlib import Path
 
 from server_stub.confinement import SETTING as STUB_SETTING
 from server_stub.confinement import portal_policy, service_policy
-from svc_mcp.confinement import SETTING as MCP_SETTING
-from svc_mcp.confinement import gateway_policy, stdio_policy
+from svc_mcp.serve.confinement import SETTING as MCP_SETTING
+from svc_mcp.serve.confinement import gateway_policy, stdio_policy
 from svc_serving.confine import confine
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from server_stub.portal.demo_data import write_demo_data
-from svc_mcp.confinement import line_in, status_line
+from svc_mcp.serve.confinement import line_in, status_line
 from svc_serving import confine as confinement
 from svc_serving.confine import ConfinementError, Policy, confine, missing_with, mode_from
 from tests.support import ROOT

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from svc_mcp.cli import main
+from svc_mcp.cli.main import main
 from svc_mcp.hosts.table import HOSTS
 from tests.mcp.conftest import portal  # noqa: F401 - the shared portal stub fixture
 from tests.support import Server, free_port, running_server

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 from rich.console import Console
 
-from svc_mcp.findings import Finding, render
+from svc_mcp.hosts.findings import Finding, render
 from tests.install.conftest import (
     SERVICE_TOKEN,
     WRONG_SERVICE_TOKEN,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from svc_mcp.listing import print_table
-from svc_mcp.table import TOOLS
+from svc_mcp.cli.listing import print_table
+from svc_mcp.tools.table import TOOLS
 from tests.install.conftest import SVC_STUB
 
 

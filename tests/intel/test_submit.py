@@ -21,10 +21,10 @@ import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 
 from server_stub.intel.envelope import format_time, key_bytes, nesting_depth, sign, signature
-from svc_client.client import new_http_client
-from svc_mcp import cli as svc_mcp_cli
-from svc_mcp.server import build_server
-from svc_mcp.table import TOOLS
+from svc_mcp.cli import main as svc_mcp_cli
+from svc_mcp.core.client import new_http_client
+from svc_mcp.serve.server import build_server
+from svc_mcp.tools.table import TOOLS
 from tests.mcp.conftest import (
     INTEL_KEY,
     SVC_MCP,

@@ -23,7 +23,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from svc_client.toolspec import ToolSpec
+from svc_mcp.core.toolspec import ToolSpec
 from tests.support import CONFINED, free_port, running_server
 
 T = TypeVar("T")

@@ -19,10 +19,10 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, ListToolsResult, TextContent
 
-from svc_client.toolspec import ToolSpec
-from svc_mcp import cli as svc_mcp_cli
-from svc_mcp.demo_stubs import DemoStubs, running_stubs
-from svc_mcp.table import TOOLS
+from svc_mcp.cli import main as svc_mcp_cli
+from svc_mcp.core.toolspec import ToolSpec
+from svc_mcp.demo.stubs import DemoStubs, running_stubs
+from svc_mcp.tools.table import TOOLS
 from tests.mcp.conftest import SVC_MCP, over_stdio, process_env, run_in_process
 from tests.support import free_port
 from tests.views.conftest import APPS

@@ -20,13 +20,13 @@ import respx
 from mcp.types import TextContent
 
 from portal_tools.tools import PORTAL_TOOLS
-from service_tools.tools import INTEL_MAX_BYTES, SERVICE_TOOLS
-from svc_client.calls import call_tool, call_tool_once, retry_delay
-from svc_client.client import new_http_client
-from svc_client.errors import Misconfigured, ServerError, Unreachable
-from svc_client.safe_text import safe_json, visible
-from svc_client.settings import INSECURE_HOSTS_VARIABLE
-from svc_client.toolspec import ToolSpec
+from svc_mcp.core.calls import call_tool, call_tool_once, retry_delay
+from svc_mcp.core.client import new_http_client
+from svc_mcp.core.errors import Misconfigured, ServerError, Unreachable
+from svc_mcp.core.safe_text import safe_json, visible
+from svc_mcp.core.settings import INSECURE_HOSTS_VARIABLE
+from svc_mcp.core.toolspec import ToolSpec
+from svc_mcp.tools.service import INTEL_MAX_BYTES, SERVICE_TOOLS
 from tests.mcp.conftest import SVC_MCP, over_stdio, run_command
 
 TOKEN = "hostile-test-token-0123456789abcdef"

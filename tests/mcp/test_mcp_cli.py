@@ -14,10 +14,10 @@ import httpx
 import pytest
 
 from portal_tools.tools import PORTAL_TOOLS
-from service_tools.tools import SERVICE_TOOLS
-from svc_client.exits import EXIT_CODES
-from svc_mcp import cli as svc_mcp_cli
-from svc_mcp.table import TOOLS
+from svc_mcp.cli import main as svc_mcp_cli
+from svc_mcp.core.exits import EXIT_CODES
+from svc_mcp.tools.service import SERVICE_TOOLS
+from svc_mcp.tools.table import TOOLS
 from tests.hardening.fake_backend import ARRIVALS, fake_backend
 from tests.mcp.conftest import (
     SVC_MCP,

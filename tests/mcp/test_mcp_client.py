@@ -12,11 +12,11 @@ import respx
 
 from portal_tools.models import Identity
 from portal_tools.tools import AUDITOR, PORTAL_TOOLS
-from svc_client.backends import SERVICE
-from svc_client.calls import ToolResult, call_tool
-from svc_client.client import fetch, new_http_client
-from svc_client.connection import MAX_RESPONSE_BYTES, Connection, Payload
-from svc_client.errors import (
+from svc_mcp.core.backends import SERVICE
+from svc_mcp.core.calls import ToolResult, call_tool
+from svc_mcp.core.client import fetch, new_http_client
+from svc_mcp.core.connection import MAX_RESPONSE_BYTES, Connection, Payload
+from svc_mcp.core.errors import (
     BadRequest,
     CallError,
     Forbidden,
@@ -28,7 +28,7 @@ from svc_client.errors import (
     Unauthorized,
     Unreachable,
 )
-from svc_client.toolspec import ToolSpec
+from svc_mcp.core.toolspec import ToolSpec
 
 BASE = "https://portal.test"
 TOKEN = "session-token-0123456789abcdef"

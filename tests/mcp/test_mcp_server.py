@@ -12,10 +12,10 @@ import pytest
 from mcp import Client
 from mcp.types import TextContent
 
-from svc_client.client import new_http_client
-from svc_client.toolspec import ToolSpec
-from svc_mcp import server
-from svc_mcp.table import TOOLS
+from svc_mcp.core.client import new_http_client
+from svc_mcp.core.toolspec import ToolSpec
+from svc_mcp.serve import server
+from svc_mcp.tools.table import TOOLS
 
 CATALOG = next(spec for spec in TOOLS if spec.name == "portal_catalog")
 
@@ -49,7 +49,7 @@ def test_a_bug_is_a_tool_error_without_its_text(
         raise RuntimeError("internal detail 7f3a")
 
     monkeypatch.setattr(server, "call_tool", broken)
-    with caplog.at_level(logging.ERROR, logger="svc_mcp.server"):
+    with caplog.at_level(logging.ERROR, logger="svc_mcp.serve.server"):
         is_error, text = anyio.run(call, CATALOG.name, {})
     assert (is_error, text) == (True, f"Error executing tool {CATALOG.name}")
     assert "internal detail 7f3a" in caplog.text  # for whoever reads the server's log

@@ -19,8 +19,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
-from svc_mcp.demo_trace import ReceivedSpan, Receiver, otel_env, receiving
-from svc_mcp.spans import REDACTED, captured
+from svc_mcp.demo.trace import ReceivedSpan, Receiver, otel_env, receiving
+from svc_mcp.serve.spans import REDACTED, captured
 from tests.mcp.conftest import (
     SERVICE_TOKEN,
     SVC_MCP,

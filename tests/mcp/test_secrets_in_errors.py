@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 from mcp import Client, ClientSession
 from mcp.types import CallToolResult, TextContent
 
-from svc_client.client import new_http_client
-from svc_client.exits import EXIT_CODES
-from svc_mcp import cli as svc_mcp_cli
-from svc_mcp.server import build_server
-from svc_mcp.table import TOOLS
+from svc_mcp.cli import main as svc_mcp_cli
+from svc_mcp.core.client import new_http_client
+from svc_mcp.core.exits import EXIT_CODES
+from svc_mcp.serve.server import build_server
+from svc_mcp.tools.table import TOOLS
 from tests.hardening.fake_backend import fake_backend
 from tests.mcp.conftest import (
     SERVICE_TOKEN,

@@ -22,7 +22,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
 )
 
-from svc_mcp.demo_trace import ReceivedSpan, Receiver, otel_env, receiving
+from svc_mcp.demo.trace import ReceivedSpan, Receiver, otel_env, receiving
 from tests.mcp.conftest import (
     INTEL_KEY,
     SERVICE_TOKEN,
@@ -89,7 +89,7 @@ def gateway(
     stub: ServiceStub, receiver: Receiver, log: Path, **variables: str
 ) -> AbstractContextManager[Server]:
     port = free_port()
-    launcher = CYCLING_DRAW.format(module="svc_client.telemetry", main="svc_mcp")
+    launcher = CYCLING_DRAW.format(module="svc_mcp.core.telemetry", main="svc_mcp")
     return running_server(
         ["-c", launcher, "--http", "--no-auth", "--port", str(port)],
         port=port,

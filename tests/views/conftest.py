@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from svc_mcp.demo_stubs import DemoStubs, running_stubs
+from svc_mcp.demo.stubs import DemoStubs, running_stubs
 from tests.mcp.conftest import process_env
 from tests.support import free_port, running_server
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from svc_client.settings import state_directory
+from svc_mcp.core.settings import state_directory
 
 
 @dataclass(frozen=True)

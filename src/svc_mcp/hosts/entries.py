@@ -9,9 +9,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from svc_client.backends import BACKENDS, backend_variables, token_variables
-from svc_client.gateway_token import client_gateway_token
-from svc_client.settings import (
+from svc_mcp.core.backends import BACKENDS, backend_variables, token_variables
+from svc_mcp.core.settings import (
     CA_FILE_VARIABLE,
     GATEWAY_TOKEN_VARIABLE,
     INSECURE_HOSTS_VARIABLE,
@@ -19,10 +18,11 @@ from svc_client.settings import (
     cleartext_host,
     insecure_hosts,
 )
-from svc_client.telemetry import PASSED_VARIABLES
+from svc_mcp.core.telemetry import PASSED_VARIABLES
 from svc_mcp.hosts.cleartext import refusal
 from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.table import HOSTS, Host
+from svc_mcp.serve.gateway_token import client_gateway_token
 
 TokenMode = Literal["ref", "plain", "none"]
 
@@ -35,7 +35,7 @@ MACHINE_KEYS = (CA_FILE_VARIABLE,)
 ENV_KEYS = backend_variables() + EXTRA_ENV
 ENTRY_KEYS = ENV_KEYS + PASSED_VARIABLES
 """What an entry may set: `ENV_KEYS` (which server.json and the bundle declare) and the
-telemetry settings (svc_client.telemetry), copied like them when set."""
+telemetry settings (svc_mcp.core.telemetry), copied like them when set."""
 SECRET_KEYS = token_variables()
 PROMPT_ID = "svc-mcp-gateway-token"
 """The id of the password prompt a host with `prompt_reference` asks the gateway token with."""

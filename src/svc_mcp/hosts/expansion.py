@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from svc_client.backends import backend_variables
-from svc_client.gateway_token import client_gateway_token
-from svc_client.settings import GATEWAY_TOKEN_VARIABLE
+from svc_mcp.core.backends import backend_variables
+from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE
 from svc_mcp.hosts.entries import PROMPT_ID
 from svc_mcp.hosts.table import Host
+from svc_mcp.serve.gateway_token import client_gateway_token
 
 OWN_VARIABLES = frozenset(backend_variables()) | {GATEWAY_TOKEN_VARIABLE}
 _REFERENCE = re.compile(

@@ -12,10 +12,10 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from svc_client.backends import BACKENDS, Toolset
-from svc_client.settings import GATEWAY_TOKEN_VARIABLE
-from svc_mcp.findings import Finding
+from svc_mcp.core.backends import BACKENDS, Toolset
+from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE
 from svc_mcp.hosts.entries import PROMPT_ID
+from svc_mcp.hosts.findings import Finding
 from svc_mcp.hosts.plan import read_entries
 from svc_mcp.hosts.probe_prepare import DEFAULT_NAME, entry_strings, prepare_entry
 from svc_mcp.hosts.probe_start import start_entry

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from svc_client.backends import BACKENDS, Backend, token_variables
-from svc_client.failures import FailureKind
-from svc_client.settings import GATEWAY_TOKEN_VARIABLE, cleartext_host
-from svc_mcp.findings import Finding, failure
+from svc_mcp.core.backends import BACKENDS, Backend, token_variables
+from svc_mcp.core.failures import FailureKind
+from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE, cleartext_host
 from svc_mcp.hosts.cleartext import refusal
 from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.expansion import entry_env, entry_headers
+from svc_mcp.hosts.findings import Finding, failure
 from svc_mcp.hosts.probe_sessions import Proof, http_session, stdio_session
 from svc_mcp.hosts.runners import PACKAGE, check_on_index, index_url, runs_svc_mcp
 from svc_mcp.hosts.table import Host, Scope

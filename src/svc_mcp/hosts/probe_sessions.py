@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from svc_client.backends import PORTAL, SERVICE, Backend
-from svc_client.failures import FailureKind
-from svc_mcp.confinement import line_in
+from svc_mcp.core.backends import PORTAL, SERVICE, Backend
+from svc_mcp.core.failures import FailureKind
+from svc_mcp.serve.confinement import line_in
 
 if TYPE_CHECKING:
     from mcp import ClientSession

@@ -1,0 +1,383 @@
+"""`svc-mcp`: serve MCP (stdio by default, or `--http`), list the tools, or call one.
+
+    svc-mcp [--toolsets portal,service] [--read-only]          serve MCP over stdio
+    svc-mcp --http [--host H] [--port P] [--path /mcp] ...       serve streamable HTTP
+    svc-mcp tools [--json]                                       list the tools
+    svc-mcp <tool_name> [--param value ...]                      call one tool, print its JSON
+    svc-mcp portal <group> <command> ...                         the `svc-portal` commands
+
+Listing and calling never import `mcp` (it takes most of a second to load), so each command
+imports what it needs only when it runs, and the front door is argparse rather than typer (whose
+parameter handling loads pydantic machinery): `svc-mcp tools` stays a small fraction of `import
+mcp.server`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+from svc_mcp.cli.listing import print_json, print_table
+from svc_mcp.core.exits import OneLineParser, fail, quiet_on_broken_pipe
+from svc_mcp.core.failures import FailureKind
+from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE
+from svc_mcp.core.toolspec import ToolSpec
+from svc_mcp.tools.service import INTEL_MAX_BYTES
+from svc_mcp.tools.table import TOOLS, TOOLSETS, parse_toolsets, select_tools
+from svc_serving.help_style import argparse_width
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from svc_mcp.core.backends import Toolset
+
+PROG = "svc-mcp"
+MAX_FILE_BYTES = INTEL_MAX_BYTES
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    quiet_on_broken_pipe(lambda: _main(args))
+
+
+def _main(args: list[str]) -> None:
+    if args[:1] in (["--version"], ["-V"]):
+        from importlib.metadata import version
+
+        print(f"{PROG} {version('svc-mcp')}")
+        return
+    if args[:1] == ["portal"]:
+        _run_portal(args[1:])
+        return
+    if args[:1] and args[0] in SETUP_COMMANDS:
+        _run_setup(args)
+        return
+    if args[:1] == ["demo"]:
+        _run_demo(args[1:])
+        return
+    parser = _parser()
+    options = parser.parse_args(args)
+    _check_serving_options(parser, options)
+    selected = select_tools(toolsets=options.toolsets, read_only=options.read_only)
+    if options.command is None:
+        _serve(selected, options)
+    elif options.command == "tools":
+        _list(selected, as_json=options.json)
+    elif options.command == "portal":
+        _run_portal(options.portal_args)
+    else:
+        _call(options.command, selected, options)
+
+
+def _run_portal(args: Sequence[str]) -> None:
+    from portal_tools.cli import main as portal_main
+
+    portal_main(args, prog_name=f"{PROG} portal")
+
+
+# --- install, uninstall, doctor: a typer app of their own (svc_mcp.hosts.commands), loaded only
+# when one of them runs; argparse here only lists them in --help.
+SETUP_COMMANDS = {
+    "install": "add svc-mcp to an MCP host's configuration",
+    "uninstall": "remove svc-mcp from an MCP host's configuration",
+    "doctor": "check settings, backends, tokens and MCP hosts",
+}
+
+
+def _run_setup(args: Sequence[str]) -> None:
+    from svc_mcp.hosts.commands import main as setup_main
+
+    setup_main(args, prog_name=PROG)
+
+
+def _add_setup_commands(commands: argparse._SubParsersAction[_SuggestingParser]) -> None:
+    for name, help_text in SETUP_COMMANDS.items():
+        command = commands.add_parser(name, help=help_text, add_help=False)
+        command.add_argument("setup_args", nargs=argparse.REMAINDER, action=_SetupFirst)
+
+
+class _SetupFirst(argparse.Action):
+    """Reached only for `svc-mcp --read-only install ...`: nothing may come before them."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> NoReturn:
+        parser.error(f"options of {PROG} itself cannot come before {parser.prog.split()[-1]}")
+
+
+# --- end of install, uninstall, doctor
+
+
+# --- demo: svc_mcp.demo.run (which loads mcp, rich and the stubs) is imported only when it runs;
+# argparse here only lists it in --help.
+def _run_demo(args: Sequence[str]) -> None:
+    from svc_mcp.demo.run import main as demo_main
+
+    demo_main(args)
+
+
+def _add_demo_command(commands: argparse._SubParsersAction[_SuggestingParser]) -> None:
+    command = commands.add_parser(
+        "demo", help="run the stubs and drive svc-mcp over stdio", add_help=False
+    )
+    command.add_argument("demo_args", nargs=argparse.REMAINDER, action=_SetupFirst)
+
+
+# --- end of demo
+
+
+def _list(selected: Sequence[ToolSpec], *, as_json: bool) -> None:
+    if as_json or not sys.stdout.isatty():
+        print_json(selected)
+    else:
+        print_table(selected)
+
+
+def _call(name: str, selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
+    spec = next((spec for spec in selected if spec.name == name), None)
+    if spec is None:
+        fail(
+            PROG, FailureKind.USAGE, f"{name} is not among the tools --toolsets/--read-only select"
+        )
+    from svc_mcp.cli.terminal import run_tool
+
+    run_tool(PROG, spec, {param.name: getattr(options, param.name) for param in spec.params})
+
+
+def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
+    import asyncio
+
+    if not options.http:
+        from svc_mcp.serve.confinement import confine_stdio_server
+        from svc_mcp.serve.server import serve_stdio
+
+        if sys.stdin.isatty():
+            print(
+                f"{PROG}: serving MCP over stdio for an MCP host; see {PROG} --help",
+                file=sys.stderr,
+            )
+        from svc_mcp.core.telemetry import setup
+
+        confine_stdio_server()
+        setup(PROG)  # after confinement, which must find one thread: the exporters start some
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve_stdio(selected))
+        return
+    from svc_mcp.serve.gateway import GatewayOptions, GatewayRefused, serve_http
+    from svc_mcp.serve.gateway_sockets import PortUnavailable
+
+    defaults = GatewayOptions()
+    gateway = GatewayOptions(
+        host=options.host or defaults.host,
+        port=options.port or defaults.port,
+        path=options.path or defaults.path,
+        allow_remote=options.allow_remote,
+        allowed_hosts=tuple(options.allowed_host),
+        no_auth=options.no_auth,
+        uds=options.uds,
+    )
+    try:
+        with asyncio.Runner(loop_factory=_fast_loop()) as runner:
+            runner.run(serve_http(selected, gateway))
+    except GatewayRefused as refusal:
+        fail(PROG, FailureKind.USAGE, str(refusal))
+    except PortUnavailable as unavailable:
+        fail(PROG, FailureKind.MISCONFIGURED, str(unavailable))
+
+
+def _fast_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop where it is installed (not on Windows), as the stubs use it."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _SuggestingParser(
+        prog=PROG,
+        description="MCP tools for the service portal (and the data service): serve them over "
+        "stdio or HTTP, list them, or call one from the shell.",
+        epilog=f"Set it up in an MCP host: {PROG} install --help; check it: {PROG} doctor.\n"
+        "Exit codes, the gateway and every host: https://github.com/svc-mcp/svc-mcp#readme\n"
+        "(README.md, docs/mcp.md and install/README.md in a checkout).",
+        # The epilog's lines as written: argparse would break the URL at a hyphen.
+        formatter_class=_formatter,
+    )
+    parser.add_argument("-V", "--version", action="store_true", help="print the version and exit")
+    _add_selection(parser, defaults=True)
+    http = parser.add_argument_group("serving over streamable HTTP (instead of stdio)")
+    http.add_argument("--http", action="store_true", help="serve streamable HTTP")
+    http.add_argument("--host", help="address to bind (default 127.0.0.1)")
+    http.add_argument("--port", type=_bounded_int(1, 65535), help="port (default 8765)")
+    http.add_argument("--path", type=_url_path, help="endpoint path (default /mcp)")
+    http.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help=f"allow a non-loopback --host; needs {GATEWAY_TOKEN_VARIABLE}",
+    )
+    http.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another Host name clients may use (repeatable)",
+    )
+    http.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="serve without the gateway token (loopback or --uds only; every local user may call)",
+    )
+    http.add_argument(
+        "--uds",
+        type=Path,
+        metavar="PATH",
+        help="serve on this Unix socket, mode 0600 (ssh -L 8765:PATH host reaches it)",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="<command>")
+    listing = commands.add_parser("tools", help="list the tools (JSON unless on a terminal)")
+    listing.add_argument("--json", action="store_true", help="print JSON even on a terminal")
+    _add_selection(listing, defaults=False)
+    portal = commands.add_parser("portal", help="the svc-portal commands", add_help=False)
+    portal.add_argument("portal_args", nargs=argparse.REMAINDER)
+    _add_setup_commands(commands)
+    _add_demo_command(commands)
+    for spec in TOOLS:
+        command = commands.add_parser(
+            spec.name,
+            help=spec.title,
+            description=spec.description,
+            epilog=_EPILOGS.get(spec.name),
+            # The description as written: a command in the text stays whole.
+            formatter_class=_formatter,
+        )
+        command.add_argument(
+            "--json", action="store_true", help="print JSON (always: results are JSON)"
+        )
+        for param in spec.params:
+            # Values stay text here: the row's Param checks them when the call runs, so a bad
+            # one fails as `invalid_argument`, the same kind as over MCP.
+            command.add_argument(
+                param.option,
+                dest=param.name,
+                type=_json_file if param.json_type == "object" else param.parse,
+                required=param.required,
+                metavar=param.metavar,
+                help=param.help,
+            )
+    return parser
+
+
+_EPILOGS = {
+    "submit_intel": "The envelope comes from whoever holds the signing key, e.g. `svc-stub intel "
+    "sign --file draft.json` with SERVICE_INTEL_HMAC set there (never in svc-mcp's environment).",
+}
+
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    """Descriptions as written; options to the terminal's width, or unwrapped when piped."""
+    return argparse.RawDescriptionHelpFormatter(prog, width=argparse_width())
+
+
+class _SuggestingParser(OneLineParser):
+    """A mistyped command or tool name gets the nearest names, not every choice."""
+
+    def error(self, message: str) -> NoReturn:
+        import difflib
+        import re
+
+        typed = re.match(r"argument <command>: invalid choice: '([^']*)'", message)
+        if typed is not None:
+            names = [*SPECIAL_COMMANDS, *SETUP_COMMANDS, *(spec.name for spec in TOOLS)]
+            near = difflib.get_close_matches(typed[1], names, n=3)
+            guess = f"; did you mean {' or '.join(near)}?" if near else ""
+            message = f"no command or tool {typed[1]!r}{guess} ({PROG} tools lists the tools)"
+        super().error(message)
+
+
+SPECIAL_COMMANDS = ("tools", "portal", "demo")
+
+
+def _check_serving_options(parser: argparse.ArgumentParser, options: argparse.Namespace) -> None:
+    given = any(value is not None for value in (options.host, options.port, options.path))
+    serving = (options.allow_remote, options.allowed_host, options.no_auth, options.uds)
+    if not options.http and (given or any(serving)):
+        parser.error(
+            "--host, --port, --path, --allow-remote, --allowed-host, --no-auth and --uds need "
+            "--http"
+        )
+    if options.http and options.command is not None:
+        parser.error("--http serves MCP and takes no command")
+
+
+def _add_selection(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    """--toolsets and --read-only, accepted before the command and after `tools`."""
+    parser.add_argument(
+        "--toolsets",
+        type=_toolsets,
+        default=frozenset(TOOLSETS) if defaults else argparse.SUPPRESS,
+        metavar=",".join(TOOLSETS),
+        help="only the tools of these toolsets (default: all)",
+    )
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        default=False if defaults else argparse.SUPPRESS,
+        help="drop the tools whose readOnlyHint is false",
+    )
+
+
+def _toolsets(text: str) -> frozenset[Toolset]:
+    try:
+        return parse_toolsets(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _json_file(source: str) -> object:
+    """The JSON object in the file `source`, or on standard input for `-`; at most
+    `MAX_FILE_BYTES`, the most the service's intake accepts, is read."""
+    import json
+    from pathlib import Path
+
+    try:
+        if source == "-":
+            data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+        else:
+            with Path(source).open("rb") as handle:
+                data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot read {source}: {exc.strerror}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise argparse.ArgumentTypeError(
+            f"{source} holds more than {MAX_FILE_BYTES // 1024} KiB, the most the service accepts"
+        )
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise argparse.ArgumentTypeError(f"{source} is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"{source} must hold a JSON object")
+    return value
+
+
+def _bounded_int(minimum: int | None, maximum: int | None) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"{value} is not from {minimum} to {maximum}")
+        return value
+
+    return parse
+
+
+def _url_path(text: str) -> str:
+    if not text.startswith("/"):
+        raise argparse.ArgumentTypeError("the path must start with /")
+    return text
