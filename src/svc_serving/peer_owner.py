@@ -118,4 +118,3 @@ def _owner(reply: bytes) -> int | None:
     if state in _NOT_A_FULL_SOCKET:
         return None
     return int(uid)
-

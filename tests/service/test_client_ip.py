@@ -118,7 +118,14 @@ def test_the_loopback_range_is_one_address_keyed_by_its_local_user() -> None:
     def peer_key(peer: str, uid: int | None) -> str:
         return client_address(peer, [], trust_proxy=False, hops=1, loopback_owner=owned_by(uid))
 
-    for peer in ("127.0.0.1", "127.0.0.2", "127.1.2.3", "127.255.255.254", "::1", "::ffff:127.0.0.9"):
+    for peer in (
+        "127.0.0.1",
+        "127.0.0.2",
+        "127.1.2.3",
+        "127.255.255.254",
+        "::1",
+        "::ffff:127.0.0.9",
+    ):
         assert peer_key(peer, 4242) == "loopback:uid=4242"
         assert peer_key(peer, 0) == "loopback:uid=0"
         assert peer_key(peer, None) == "loopback"  # owner unknown: one shared bucket, no guess
