@@ -90,6 +90,10 @@ def bucket_key(address: str) -> str:
     return str(ipaddress.IPv6Network((address, 64), strict=False))
 
 
+def is_loopback_key(key: str) -> bool:
+    return key == LOOPBACK or key.startswith(f"{LOOPBACK}:")
+
+
 def loopback_user(uid: int | None) -> str:
     """The key of a loopback peer whose socket `uid` owns (None: not known)."""
     return LOOPBACK if uid is None else f"{LOOPBACK}:uid={uid}"
