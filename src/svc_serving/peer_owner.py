@@ -11,7 +11,9 @@ keeps working under the process's Landlock ruleset, which does not let it read `
 
 The answer is None, and the caller must not guess, when the peer is not on loopback, the socket
 is gone or is only a TIME_WAIT or request entry (the kernel reports uid 0 for those, which must
-never stand for root), or netlink is unavailable.
+never stand for root), netlink is unavailable (seccomp, or a systemd unit without AF_NETLINK),
+or the owner is the overflow uid: in a user namespace of its own (systemd's PrivateUsers=) every
+user it does not map reads as 65534, so that number names nobody in particular.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ NLMSG_ERROR = 2
 NO_COOKIE = 0xFFFFFFFF
 TCP_TIME_WAIT = 6
 TCP_NEW_SYN_RECV = 12
+OVERFLOW_UID = 65534
 _NOT_A_FULL_SOCKET = frozenset({TCP_TIME_WAIT, TCP_NEW_SYN_RECV})
 _HEADER = struct.Struct("=IHHII")  # nlmsghdr: length, type, flags, sequence, port id
 # inet_diag_req_v2: family, protocol, extensions, pad, states, then inet_diag_sockid: ports
@@ -115,6 +118,6 @@ def _owner(reply: bytes) -> int | None:
     if len(reply) < _HEADER.size + _REPLY.size:
         return None
     _, state, _, _, _, _, _, _, uid = _REPLY.unpack_from(reply, _HEADER.size)
-    if state in _NOT_A_FULL_SOCKET:
+    if state in _NOT_A_FULL_SOCKET or uid == OVERFLOW_UID:
         return None
     return int(uid)
