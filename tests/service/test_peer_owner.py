@@ -104,9 +104,9 @@ def test_in_a_user_namespace_of_its_own_an_unmapped_owner_is_nobody() -> None:
             "from svc_serving.peer_owner import loopback_owner; "
             f"print(loopback_owner({peer!r}, {local!r}))"
         )
+        namespace = ["unshare", "--user", "--map-user=1000", "--map-group=1000"]
         done = subprocess.run(
-            ["unshare", "--user", "--map-user=1000", "--map-group=1000", sys.executable, "-I"]
-            + ["-c", probe],  # noqa: RUF005
+            [*namespace, sys.executable, "-I", "-c", probe],
             capture_output=True,
             text=True,
             timeout=60,
