@@ -43,21 +43,16 @@ _TIMEOUT_SECONDS = 0.5
 Endpoint = tuple[str, int]
 
 
-def is_loopback(host: str) -> bool:
+def is_loopback_address(host: str) -> bool:
     """True for 127.0.0.0/8, ::1 and IPv4-mapped loopback; False for anything else, names too."""
-    try:
-        address = ipaddress.ip_address(host.strip("[]").partition("%")[0])
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return address.is_loopback
+    address = _address(host)
+    return address is not None and address.is_loopback
 
 
 def loopback_owner(peer: Endpoint, local: Endpoint) -> int | None:
     """The uid that owns the peer's socket of the loopback connection `peer` -> `local` (our end),
     or None when it cannot be known for certain."""
-    if not (is_loopback(peer[0]) and is_loopback(local[0])):
+    if not (is_loopback_address(peer[0]) and is_loopback_address(local[0])):
         return None
     request = _request(peer, local)
     if request is None:
