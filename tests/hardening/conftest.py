@@ -39,9 +39,9 @@ def rss_kib(pid: int) -> int:
 
 
 @contextlib.contextmanager
-def start_service(root: Path) -> Iterator[ServiceStub]:
+def start_service(root: Path, **env: str) -> Iterator[ServiceStub]:
     """The shared service stub, without its access log (the load tests count no lines)."""
-    with service_stub(root, "--no-access-log") as stub:
+    with service_stub(root, "--no-access-log", **env) as stub:
         yield stub
 
 

@@ -15,7 +15,7 @@ from portal_tools.tools import AUDITOR, PORTAL_TOOLS
 from svc_mcp.core.backends import SERVICE
 from svc_mcp.core.calls import ToolResult, call_tool
 from svc_mcp.core.client import fetch, new_http_client
-from svc_mcp.core.connection import MAX_RESPONSE_BYTES, Connection, Payload
+from svc_mcp.core.connection import LOCKOUT_HINT, MAX_RESPONSE_BYTES, Connection, Payload
 from svc_mcp.core.errors import (
     BadRequest,
     CallError,
@@ -152,8 +152,7 @@ ERRORS = [
         {"Retry-After": "840"},
         TOKEN,
         LockedOut,
-        "locked out by the portal after repeated failed credentials: retry after 840 seconds; "
-        "not retried automatically",
+        "retry after 840 seconds; not retried automatically",
         id="429 locked out",
     ),
     pytest.param(
@@ -232,6 +231,10 @@ def test_each_failure_is_typed_and_says_what_to_do(
     assert TOKEN not in str(raised.value)
     if isinstance(raised.value, LockedOut | RateLimited):
         assert raised.value.retry_after == (int(headers["Retry-After"]) if headers else None)
+    if isinstance(raised.value, LockedOut):
+        # The locked caller's token was not checked: the hint names the lockout, not the token.
+        assert raised.value.hint == LOCKOUT_HINT
+        assert "not checked" in str(raised.value)
 
 
 def test_a_token_echoed_by_the_server_is_scrubbed() -> None:

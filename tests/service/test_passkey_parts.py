@@ -13,7 +13,13 @@ import pytest
 
 from server_stub.http import ApiError
 from server_stub.service.app import create_app
-from server_stub.service.challenges import CHALLENGE_TTL_SECONDS, Ceremony, ChallengeStore
+from server_stub.service.challenges import (
+    CHALLENGE_TTL_SECONDS,
+    Ceremony,
+    ChallengeStore,
+    ChallengeTableFull,
+    Redeemed,
+)
 from server_stub.service.passkey_store import (
     Passkey,
     PasskeyFileCorrupt,
@@ -135,52 +141,93 @@ def test_unusable_webauthn_settings_stop_start_up(rp_id: str | None, origin: str
         RelyingPartyResolver(rp_id, origin)
 
 
+SENDER = "192.0.2.7"
+
 # --- challenges ----------------------------------------------------------------------------------
 
 
 def test_a_challenge_is_redeemed_once_for_its_ceremony_before_it_expires() -> None:
     clock = FakeClock()
     store = ChallengeStore(clock)
-    challenge = store.issue(Ceremony.LOGIN, "browser-a")
+    challenge = store.issue_login("browser-a", SENDER)
     assert len(challenge) == 32
-    assert store.redeem(challenge, Ceremony.LOGIN, "browser-a")
-    assert not store.redeem(challenge, Ceremony.LOGIN, "browser-a")
+    assert store.redeem(challenge, Ceremony.LOGIN, "browser-a") is Redeemed.VALID
+    assert store.redeem(challenge, Ceremony.LOGIN, "browser-a") is Redeemed.MISSING
 
-    wrong_ceremony = store.issue(Ceremony.REGISTER, "browser-a")
-    assert not store.redeem(wrong_ceremony, Ceremony.LOGIN, "browser-a")
-    # Used up by the wrong attempt.
-    assert not store.redeem(wrong_ceremony, Ceremony.REGISTER, "browser-a")
+    registration = store.issue_registration("session-a")
+    assert store.redeem(registration, Ceremony.LOGIN, "session-a") is Redeemed.MISSING
+    assert store.redeem(registration, Ceremony.REGISTER, "session-a") is Redeemed.VALID
+    assert store.redeem(registration, Ceremony.REGISTER, "session-a") is Redeemed.MISSING
 
-    almost = store.issue(Ceremony.LOGIN, "browser-a")
+    almost = store.issue_login("browser-a", SENDER)
     clock.advance(CHALLENGE_TTL_SECONDS - 0.001)
-    assert store.redeem(almost, Ceremony.LOGIN, "browser-a")
-    expired = store.issue(Ceremony.LOGIN, "browser-a")
+    assert store.redeem(almost, Ceremony.LOGIN, "browser-a") is Redeemed.VALID
+    expired = store.issue_login("browser-a", SENDER)
+    late = store.issue_registration("session-a")
     clock.advance(CHALLENGE_TTL_SECONDS)
-    assert not store.redeem(expired, Ceremony.LOGIN, "browser-a")
+    assert store.redeem(expired, Ceremony.LOGIN, "browser-a") is Redeemed.MISSING
+    assert store.redeem(late, Ceremony.REGISTER, "session-a") is Redeemed.MISSING
     assert len(store) == 0
 
 
 def test_a_challenge_is_redeemed_only_by_the_holder_it_was_issued_to() -> None:
     store = ChallengeStore(FakeClock())
-    for ceremony in Ceremony:
-        challenge = store.issue(ceremony, "browser-a")
-        assert not store.redeem(challenge, ceremony, "browser-b")
-        assert not store.redeem(challenge, ceremony, "browser-a")  # used up by the wrong holder
-        missing = store.issue(ceremony, "browser-a")
-        assert not store.redeem(missing, ceremony, None)
+    challenge = store.issue_login("browser-a", SENDER)
+    assert store.redeem(challenge, Ceremony.LOGIN, "browser-b") is Redeemed.FOREIGN
+    # Used up by the wrong holder.
+    assert store.redeem(challenge, Ceremony.LOGIN, "browser-a") is Redeemed.MISSING
+    no_nonce = store.issue_login("browser-a", SENDER)
+    assert store.redeem(no_nonce, Ceremony.LOGIN, None) is Redeemed.FOREIGN
+    # A registration is looked up by the presenting session: another one's is not even seen.
+    registration = store.issue_registration("session-a")
+    assert store.redeem(registration, Ceremony.REGISTER, "session-b") is Redeemed.MISSING
+    assert store.redeem(registration, Ceremony.REGISTER, "session-a") is Redeemed.VALID
     assert len(store) == 0
 
 
-def test_pending_challenges_are_bounded_oldest_dropped_first() -> None:
+def test_a_sender_holds_a_few_login_challenges_and_replaces_its_own_oldest() -> None:
+    store = ChallengeStore(FakeClock(), per_sender=3)
+    first, second, *_ = [store.issue_login("b", SENDER) for _ in range(4)]
+    assert store.pending_for(SENDER) == 3
+    assert store.redeem(first, Ceremony.LOGIN, "b") is Redeemed.MISSING
+    assert store.redeem(second, Ceremony.LOGIN, "b") is Redeemed.VALID
+
+
+def test_strangers_filling_the_table_never_push_out_a_pending_login() -> None:
     clock = FakeClock()
-    store = ChallengeStore(clock, max_pending=3)
-    first, second, *_ = [store.issue(Ceremony.LOGIN, "b") for _ in range(4)]
-    assert len(store) == 3
-    assert not store.redeem(first, Ceremony.LOGIN, "b")
-    assert store.redeem(second, Ceremony.LOGIN, "b")
+    store = ChallengeStore(clock, max_pending=8, per_sender=4)
+    victim = store.issue_login("victim-browser", "198.51.100.1")
+    # Two strangers take the other 7 slots, then keep asking from new addresses.
+    for _ in range(4):
+        store.issue_login("x", "203.0.113.1")
+    for _ in range(3):
+        store.issue_login("x", "203.0.113.2")
+    refusals = []
+    for stranger in range(3, 40):
+        try:
+            store.issue_login("x", f"203.0.113.{stranger}")
+        except ChallengeTableFull as full:
+            refusals.append(full.retry_after)
+    assert refusals
+    assert all(0 < seconds <= CHALLENGE_TTL_SECONDS for seconds in refusals)
+    assert len(store) == 8
+    assert store.pending_for("198.51.100.1") == 1
+    assert store.redeem(victim, Ceremony.LOGIN, "victim-browser") is Redeemed.VALID
+    # Once the strangers' challenges expire, everyone is served again.
     clock.advance(CHALLENGE_TTL_SECONDS)
-    store.issue(Ceremony.LOGIN, "b")
-    assert len(store) == 1  # the expired ones went
+    assert store.issue_login("y", "198.51.100.2")
+    assert len(store) == 1
+
+
+def test_registrations_are_apart_from_logins_one_per_session() -> None:
+    store = ChallengeStore(FakeClock(), max_pending=4)
+    registration = store.issue_registration("session-a")
+    for stranger in range(4):
+        store.issue_login("x", f"203.0.113.{stranger}")
+    replaced = store.issue_registration("session-b")
+    store.issue_registration("session-b")
+    assert store.redeem(replaced, Ceremony.REGISTER, "session-b") is Redeemed.MISSING
+    assert store.redeem(registration, Ceremony.REGISTER, "session-a") is Redeemed.VALID
 
 
 # --- the passkey file ----------------------------------------------------------------------------

@@ -37,6 +37,8 @@ CONNECT_TIMEOUT_SECONDS = 5.0
 MAX_URL_CHARS = 8 * 1024
 _MAX_QUOTED_CHARS = 300
 REDACTED = "[redacted]"
+LOCKOUT_HINT = "the lockout: wait retry_after seconds (the token was not checked)"
+"""A lockout's hint names the lockout, never the token variable: nothing the caller sets helps."""
 
 
 @dataclass(frozen=True)
@@ -266,9 +268,13 @@ def _too_many(connection: Connection, code: object, raw: str | None) -> CallErro
             f"{connection.service} is rate limiting requests: {when}; not retried automatically",
             retry_after=retry_after,
         )
+    # A locked caller's token is refused unchecked, and the failures that locked it may be anyone's
+    # at its address (every local user shares 127.0.0.1): the token is no suspect.
     return LockedOut(
-        f"locked out by {connection.service} after repeated failed credentials: {when}; "
-        f"not retried automatically, so check {connection.credential_variable} first",
+        f"locked out by {connection.service} after repeated failed credentials from this "
+        f"caller's address (on the same machine: its local user), not necessarily with "
+        f"{connection.credential_variable}, which was not checked: {when}; "
+        "not retried automatically",
         retry_after=retry_after,
-        hint=connection.credential_variable,
+        hint=LOCKOUT_HINT,
     )
