@@ -7,22 +7,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 from tests.service.conftest import TOKEN, WRONG
 from tests.service.test_e2e import client_from, security_events, stop
 from tests.service.test_e2e_guard import service
 from tests.support import ROOT, Server
-
-pytestmark = pytest.mark.skipif(
-    os.getuid() != 0 or shutil.which("setpriv") is None,
-    reason="needs root and setpriv to act as another local user",
-)
 
 OTHER_UID = 4242
 ME = f"loopback:uid={os.getuid()}"
