@@ -169,7 +169,7 @@ def install(
                     check=not print_only,
                     unpinned=unpinned,
                 )
-            change = plan_install(host, path, name, entry, inputs)
+            change = plan_install(host, path, name, entry, inputs, project_folder(scope))
             if print_only:
                 sys.stdout.write(change.text)
             else:
@@ -200,7 +200,9 @@ def uninstall(
     for host in hosts:
         try:
             change = apply(
-                plan_uninstall(host, config_path(host, scope, config), name),
+                plan_uninstall(
+                    host, config_path(host, scope, config), name, project_folder(scope)
+                ),
                 project=project_folder(scope),
             )
         except InstallError as error:
