@@ -200,9 +200,7 @@ def uninstall(
     for host in hosts:
         try:
             change = apply(
-                plan_uninstall(
-                    host, config_path(host, scope, config), name, project_folder(scope)
-                ),
+                plan_uninstall(host, config_path(host, scope, config), name, project_folder(scope)),
                 project=project_folder(scope),
             )
         except InstallError as error:

@@ -18,7 +18,6 @@ from svc_mcp.hosts.backups import write_backup
 from svc_mcp.hosts.errors import UnreadableConfig
 from svc_mcp.hosts.table import Host
 
-
 MAX_CONFIG_BYTES = 4 << 20
 """A host's file larger than this is refused: none is near it, and /dev/zero never ends."""
 

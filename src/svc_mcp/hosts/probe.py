@@ -48,8 +48,8 @@ def host_findings(
                 entries = {} if path in seen else entries_of(host, path)
             except InstallError as error:
                 entries = {}
-                check = f"host.{host.name}.{scope}"
-                unreadable.append(Finding(check, "warn", f"not read: {error}", data={"path": str(path)}))
+                check, data = f"host.{host.name}.{scope}", {"path": str(path)}
+                unreadable.append(Finding(check, "warn", f"not read: {error}", data=data))
             seen.add(path)
             found += [
                 (host, scope, path, entry_name, entry)
@@ -72,6 +72,7 @@ def host_findings(
             *item,
             environ=environ,
             trusted=item[1] == "user" or trust_project,
+            project=cwd,
             backends=backends,
         )
         for item in found

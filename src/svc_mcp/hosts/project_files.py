@@ -9,7 +9,7 @@ import os
 import secrets
 import stat
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from svc_mcp.hosts.backups import BackupPlan, save_backup
@@ -166,7 +166,5 @@ def _remove_beside(path: Path, where: int, project: Path, parts: tuple[str, ...]
     if name is None:
         path.unlink(missing_ok=True)
         return
-    try:
+    with suppress(FileNotFoundError):
         os.unlink(name, dir_fd=where)
-    except FileNotFoundError:
-        pass
