@@ -36,8 +36,8 @@ def not_ours(
     mine = _real(found.script)
     if real == mine:
         return None
-    if real.is_relative_to(_PROC):
-        return f"whose program is under /proc ({real}), which names another folder each time"
+    if Path(command).is_relative_to(_PROC) or real.is_relative_to(_PROC):
+        return "whose program is under /proc, where a path names whatever folder doctor runs in"
     if real.is_relative_to(project.resolve()):
         return f"whose program ({real}) is inside this project folder, which its author wrote"
     if scope == "user":
