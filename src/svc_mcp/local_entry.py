@@ -18,6 +18,7 @@ from svc_mcp.hosts.runners import (
     index_url,
     launch_command,
     own_version,
+    release_commit,
     this_installation,
 )
 from svc_mcp.hosts.table import Host, Scope
@@ -68,6 +69,11 @@ def stdio_entry(
         say(
             f"uv is not on PATH, so the entry runs {command[0]}: this editable install's own "
             "command, which runs the checkout as it is"
+        )
+    if source == "github" and not unpinned and release_commit() is None:
+        say(
+            f"the entry runs the tag v{own_version()}, which whoever controls the repository could "
+            "move; an installation made from git (its commit in its metadata) pins that commit"
         )
     if index is not None and check:
         check_on_index(index, version=None if unpinned else own_version())

@@ -59,7 +59,11 @@ def test_nothing_of_the_clone_runs_and_no_chosen_index_is_asked(
         "checkout": {"command": uv, "args": ["run", "--project", str(project), "svc-mcp"]},
         "index": {
             "command": str(uvx),
-            "args": ["--default-index", index.replace("/mcp", "/simple"), f"svc-mcp=={own_version()}"],
+            "args": [
+                "--default-index",
+                index.replace("/mcp", "/simple"),
+                f"svc-mcp=={own_version()}",
+            ],
         },
     }
     write(project / ".mcp.json", json.dumps({"mcpServers": servers}))
@@ -118,7 +122,10 @@ def test_the_listing_names_every_token_and_where_it_goes(
     stdio = {
         "command": THIS_SVC_MCP,
         "args": [],
-        "env": {"SERVICE_API_BASE": "http://127.0.0.1:9/api", "SERVICE_API_TOKEN": "${SERVICE_API_TOKEN}"},
+        "env": {
+            "SERVICE_API_BASE": "http://127.0.0.1:9/api",
+            "SERVICE_API_TOKEN": "${SERVICE_API_TOKEN}",
+        },
     }
     write(project / ".mcp.json", json.dumps({"mcpServers": {"svc": stdio}}))
     remote = {"url": url, "headers": {"Authorization": "Bearer ${env:SVC_MCP_GATEWAY_TOKEN}"}}
@@ -133,7 +140,8 @@ def test_the_listing_names_every_token_and_where_it_goes(
     gateway = findings["host.cursor.project"]["message"]
     assert f"connect to {url} and send SVC_MCP_GATEWAY_TOKEN (this shell's) to it" in gateway
     assert seen == []
-    assert "s" * 40 not in result.stdout and "g" * 40 not in result.stdout
+    assert "s" * 40 not in result.stdout
+    assert "g" * 40 not in result.stdout
 
 
 @dataclass

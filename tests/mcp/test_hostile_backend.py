@@ -42,6 +42,8 @@ EVENT = {
     "message": "C1 \x9b2J and bidi \u202eevil kept",
 }
 HOSTILE_CURSOR = "c1\x1b[2Jx\u202e"
+NON_FINITE = b'{"ok":true,"data":{"big":1e999,"small":-1e999,"nan":NaN,"kept":[1.5,NaN]}}'
+"""What Python's own JSON reader takes and no JSON reader must: infinities and NaN."""
 BOMB_BYTES = 256 * 1024 * 1024
 """Inflated size of the gzip bomb; about 256 KiB on the wire."""
 
@@ -97,6 +99,8 @@ class HostileBackend:
             return 200, json.dumps(envelope).encode(), {}
         if mode == "bomb":
             return 200, self.bomb, {"Content-Encoding": "gzip"}
+        if mode == "nonfinite":
+            return 200, NON_FINITE, {}
         data = {"auth_required": True, "authenticated": True}
         return 200, json.dumps({"ok": True, "data": data}).encode(), {}
 
@@ -314,3 +318,25 @@ def test_a_named_host_or_no_token_may_use_plain_http(
     with pytest.raises(Unreachable):
         call_tool_once(whoami, {})
     assert remote_portal == ["portal.example"], "no token: nothing to protect"
+
+
+def _strict(constant: str) -> None:
+    raise ValueError(f"not JSON: {constant}")
+
+
+def test_non_finite_numbers_come_out_as_valid_json(hostile: HostileBackend) -> None:
+    """A backend's 1e999 and NaN: the CLI prints null (decisions.md), which any JSON reader
+    takes; the MCP tool's text does the same."""
+    done = run_command([SVC_MCP, "get_system"], service_env(hostile, "nonfinite"))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout, parse_constant=_strict)
+    assert data == {"big": None, "small": None, "nan": None, "kept": [1.5, None]}
+
+    async def use(session: Any) -> str:
+        result = await session.call_tool("get_system", {})
+        content = result.content[0]
+        assert isinstance(content, TextContent)
+        return content.text
+
+    text = asyncio.run(over_stdio(service_env(hostile, "nonfinite"), use))
+    assert json.loads(text, parse_constant=_strict)
