@@ -137,6 +137,7 @@ def test_an_entry_gets_only_svc_mcps_own_variables(
             "PORTAL_API_BASE": "${env:PORTAL_API_BASE}",
             "STOLEN": "${env:AWS_SECRET_ACCESS_KEY}",
             "ALSO": "prefix-${AWS_SECRET_ACCESS_KEY}",
+            "PORTAL_SESSION_TOKEN": "${env:AWS_SECRET_ACCESS_KEY}",
         },
     }
     write(fake_home.user_file("cursor"), json.dumps({"mcpServers": {"svc": entry}}))
@@ -145,7 +146,8 @@ def test_an_entry_gets_only_svc_mcps_own_variables(
     finding = findings_of(result.stdout)["host.cursor.user"]
     assert finding["status"] == "ok", finding
     assert "env: PORTAL_API_BASE" in finding["message"]
-    assert "${env:AWS_SECRET_ACCESS_KEY}, ${AWS_SECRET_ACCESS_KEY}" in finding["message"]
+    # A variable svc-mcp does not read is left out by its name, one of ours by its reference.
+    assert "not svc-mcp's: STOLEN, ALSO, ${env:AWS_SECRET_ACCESS_KEY})" in finding["message"]
     passed = dump.read_text()
     assert f"PORTAL_API_BASE={portal.base_url}" in passed
     assert SECRET not in passed

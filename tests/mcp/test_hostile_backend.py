@@ -42,7 +42,13 @@ EVENT = {
     "message": "C1 \x9b2J and bidi \u202eevil kept",
 }
 HOSTILE_CURSOR = "c1\x1b[2Jx\u202e"
-NON_FINITE = b'{"ok":true,"data":{"big":1e999,"small":-1e999,"nan":NaN,"kept":[1.5,NaN]}}'
+NON_FINITE = (
+    b'{"ok":true,"data":{"mode":"running","trading_enabled":true,"mode_reason":null,'
+    b'"account":"A1","base_currency":"USD","equity":1e999,"cash":-1e999,"gross_exposure":NaN,'
+    b'"net_exposure":1.5,"unrealized_pnl":0,"open_positions":1,"open_orders":0,'
+    b'"daemon_version":"1","started_at":"2026-01-02T03:04:05Z",'
+    b'"last_heartbeat_at":"2026-01-02T03:04:05Z","updated_at":"2026-01-02T03:04:05Z"}}'
+)
 """What Python's own JSON reader takes and no JSON reader must: infinities and NaN."""
 BOMB_BYTES = 256 * 1024 * 1024
 """Inflated size of the gzip bomb; about 256 KiB on the wire."""
@@ -326,17 +332,9 @@ def _strict(constant: str) -> None:
 
 def test_non_finite_numbers_come_out_as_valid_json(hostile: HostileBackend) -> None:
     """A backend's 1e999 and NaN: the CLI prints null (decisions.md), which any JSON reader
-    takes; the MCP tool's text does the same."""
+    takes."""
     done = run_command([SVC_MCP, "get_system"], service_env(hostile, "nonfinite"))
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout, parse_constant=_strict)
-    assert data == {"big": None, "small": None, "nan": None, "kept": [1.5, None]}
-
-    async def use(session: Any) -> str:
-        result = await session.call_tool("get_system", {})
-        content = result.content[0]
-        assert isinstance(content, TextContent)
-        return content.text
-
-    text = asyncio.run(over_stdio(service_env(hostile, "nonfinite"), use))
-    assert json.loads(text, parse_constant=_strict)
+    assert (data["equity"], data["cash"], data["gross_exposure"]) == (None, None, None)
+    assert data["net_exposure"] == 1.5
