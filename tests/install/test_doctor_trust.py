@@ -128,7 +128,7 @@ def test_an_entry_gets_only_svc_mcps_own_variables(
     it with the backends' variables and leaves the other one out, naming it."""
     dump = fake_home.home / "environment"
     program = fake_home.home / "bin" / "svc-mcp"
-    write(program, f"#!/bin/sh\nenv > {dump}\nexec {sys.executable} -m svc_mcp\n")
+    write(program, f"#!/bin/sh\nenv > {dump}\npwd > {dump}.cwd\nexec {sys.executable} -m svc_mcp\n")
     program.chmod(0o755)
     entry = {
         "command": str(program),
@@ -152,3 +152,5 @@ def test_an_entry_gets_only_svc_mcps_own_variables(
     assert f"PORTAL_API_BASE={portal.base_url}" in passed
     assert SECRET not in passed
     assert "STOLEN" not in passed
+    # Started in the home: a uv.toml or .python-version of the folder doctor runs in is not read.
+    assert Path(f"{dump}.cwd").read_text().strip() == str(fake_home.home)

@@ -73,6 +73,7 @@ def host_findings(
             environ=environ,
             trusted=item[1] == "user" or trust_project,
             project=cwd,
+            home=home,
             backends=backends,
         )
         for item in found

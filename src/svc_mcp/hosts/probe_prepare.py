@@ -69,6 +69,7 @@ def prepare_entry(
     environ: Mapping[str, str],
     trusted: bool,
     project: Path,
+    home: Path,
     backends: tuple[Backend, ...] = BACKENDS,
 ) -> Start | Finding:
     """What starting the entry takes, or the finding that it is not started: a project's entry
@@ -145,7 +146,11 @@ def prepare_entry(
         return failure(check, FailureKind.MISCONFIGURED, f"{where}: {error}; {again}", **data)
 
     def run() -> Coroutine[Any, Any, Proof]:
-        return stdio_session(command, args, env.values, backends)
+        # Started in the home, not the project: a uv.toml or .python-version the project holds
+        # would otherwise steer the uv or uvx it runs.
+        return stdio_session(
+            command, args, env.values, backends, cwd=home if home.is_dir() else Path("/")
+        )
 
     names = ", ".join(env.values)
     limit = host.startup.of(entry, environ)
