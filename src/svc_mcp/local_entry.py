@@ -70,17 +70,21 @@ def stdio_entry(
             f"uv is not on PATH, so the entry runs {command[0]}: this editable install's own "
             "command, which runs the checkout as it is"
         )
-    if source == "github" and not unpinned and release_commit() is None:
-        say(
-            f"the entry runs the tag v{own_version()}, which whoever controls the repository could "
-            "move; an installation made from git (its commit in its metadata) pins that commit"
-        )
     if index is not None and check:
         check_on_index(index, version=None if unpinned else own_version())
     if env_refs is None:
         env_refs = scope == "project" and host.takes_references
     env = shared_env(pairs) if scope == "project" else install_env(pairs, os.environ)
     return server_entry(host, command, env, env_refs=env_refs)
+
+
+def tag_note(source: Source, unpinned: bool) -> None:
+    """Says, once the entry is written, that a github entry pinned to a tag may run other code."""
+    if source == "github" and not unpinned and release_commit() is None:
+        say(
+            f"the entry runs the tag v{own_version()}, which whoever controls the repository could "
+            "move; an installation made from git (its commit in its metadata) pins that commit"
+        )
 
 
 def shared_env(pairs: list[str]) -> dict[str, str]:

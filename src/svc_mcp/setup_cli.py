@@ -22,7 +22,7 @@ from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.plan import apply, plan_install, plan_uninstall
 from svc_mcp.hosts.report import PROG, backup_note, mode_note, report_install, say
 from svc_mcp.hosts.runners import Runners, Source
-from svc_mcp.local_entry import stdio_entry
+from svc_mcp.local_entry import stdio_entry, tag_note
 from svc_mcp.setup_options import (
     FLAG,
     MORE,
@@ -177,6 +177,8 @@ def install(
         except InstallError as error:
             fail(PROG, error.kind, str(error))
         report_install(host, scope, name, change, plain_secrets(entry), print_only)
+        if http is None:
+            tag_note(source, unpinned)
         if http is not None and http_token == "ref" and host.prompt_reference is None:  # noqa: S105
             unset = "" if os.environ.get(GATEWAY_TOKEN_VARIABLE) else " (it is not set here)"
             say(

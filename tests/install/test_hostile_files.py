@@ -43,11 +43,6 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
 
 
-def errors(stderr: str) -> list[str]:
-    """stderr's lines but install's note on the github source's tag."""
-    return [line for line in stderr.splitlines() if "the entry runs the tag" not in line]
-
-
 def run(home: Home, *args: str) -> subprocess.CompletedProcess[str]:
     """`svc-mcp ARGS` as a process in the project folder (memory capped, 60 s at most)."""
     return subprocess.run(
@@ -91,7 +86,7 @@ def test_a_hostile_project_file_gets_one_clear_line(kind: str, fake_home: Home) 
     )
     assert install.returncode != 0
     assert "Traceback" not in install.stderr
-    assert len(errors(install.stderr)) == 1, install.stderr
+    assert install.stderr.count("\n") == 1, install.stderr
     if kind != "dev-zero":  # a link out of the project is refused before anything is read
         assert says in install.stderr
 
@@ -103,7 +98,7 @@ def test_a_hostile_user_file_gets_one_clear_line(fake_home: Home) -> None:
     os.mkfifo(cursor)
     install = run(fake_home, "install", "--client", "cursor", "--source", "github", "--uvx", UVX)
     assert install.returncode != 0
-    assert len(errors(install.stderr)) == 1, install.stderr
+    assert install.stderr.count("\n") == 1, install.stderr
     assert "is not a regular file (a FIFO)" in install.stderr
 
 
