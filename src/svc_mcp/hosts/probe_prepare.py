@@ -85,7 +85,7 @@ def prepare_entry(
         data["url"] = url
         headers = entry_headers(host, entry, environ)
         if not trusted:
-            would = f"connect to {url}{_sends_to_url(headers, url)}"
+            would = f"connect to {url}{_sends_to_url(headers)}"
             return _untrusted(check, where, would, headers.left_out, data)
         if headers.withheld is not None:
             message = f"{where}: not contacted: {headers.withheld}"
@@ -188,7 +188,7 @@ def _sends_from_env(env: Passed) -> str:
     return said
 
 
-def _sends_to_url(headers: Passed, url: str) -> str:
+def _sends_to_url(headers: Passed) -> str:
     """Which tokens of this shell (or the gateway's kept one) would go to `url`."""
     if headers.withheld is not None:
         return f" with no token ({headers.withheld})"
