@@ -42,6 +42,14 @@ EVENT = {
     "message": "C1 \x9b2J and bidi \u202eevil kept",
 }
 HOSTILE_CURSOR = "c1\x1b[2Jx\u202e"
+NON_FINITE = (
+    b'{"ok":true,"data":{"mode":"running","trading_enabled":true,"mode_reason":null,'
+    b'"account":"A1","base_currency":"USD","equity":1e999,"cash":-1e999,"gross_exposure":NaN,'
+    b'"net_exposure":1.5,"unrealized_pnl":0,"open_positions":1,"open_orders":0,'
+    b'"daemon_version":"1","started_at":"2026-01-02T03:04:05Z",'
+    b'"last_heartbeat_at":"2026-01-02T03:04:05Z","updated_at":"2026-01-02T03:04:05Z"}}'
+)
+"""What Python's own JSON reader takes and no JSON reader must: infinities and NaN."""
 BOMB_BYTES = 256 * 1024 * 1024
 """Inflated size of the gzip bomb; about 256 KiB on the wire."""
 
@@ -97,6 +105,8 @@ class HostileBackend:
             return 200, json.dumps(envelope).encode(), {}
         if mode == "bomb":
             return 200, self.bomb, {"Content-Encoding": "gzip"}
+        if mode == "nonfinite":
+            return 200, NON_FINITE, {}
         data = {"auth_required": True, "authenticated": True}
         return 200, json.dumps({"ok": True, "data": data}).encode(), {}
 
@@ -314,3 +324,17 @@ def test_a_named_host_or_no_token_may_use_plain_http(
     with pytest.raises(Unreachable):
         call_tool_once(whoami, {})
     assert remote_portal == ["portal.example"], "no token: nothing to protect"
+
+
+def _strict(constant: str) -> None:
+    raise ValueError(f"not JSON: {constant}")
+
+
+def test_non_finite_numbers_come_out_as_valid_json(hostile: HostileBackend) -> None:
+    """A backend's 1e999 and NaN: the CLI prints null (decisions.md), which any JSON reader
+    takes."""
+    done = run_command([SVC_MCP, "get_system"], service_env(hostile, "nonfinite"))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout, parse_constant=_strict)
+    assert (data["equity"], data["cash"], data["gross_exposure"]) == (None, None, None)
+    assert data["net_exposure"] == 1.5

@@ -56,6 +56,8 @@ def test_the_mcpb_bundle_is_built_with_a_valid_manifest(tmp_path: Path) -> None:
     assert manifest["$schema"].endswith("/mcpb-manifest-v0.4.schema.json")
     assert manifest["server"]["entry_point"] in names
     assert {"pyproject.toml", "uv.lock", "LICENSE", "server_stub/cli.py"} <= names
+    # The bundled uv.lock decides what runs: uv neither re-resolves nor rewrites it.
+    assert manifest["server"]["mcp_config"]["args"][:2] == ["run", "--frozen"]
     env = manifest["server"]["mcp_config"]["env"]
     assert list(env) == list(ENV_KEYS)
     for value in env.values():
@@ -64,6 +66,14 @@ def test_the_mcpb_bundle_is_built_with_a_valid_manifest(tmp_path: Path) -> None:
     assert sensitive == {name.lower() for name in SECRET_KEYS}
     assert list(validator.iter_errors(manifest | {"manifest_version": "9"}))  # it does reject
     assert list(validator.iter_errors(manifest | {"unknown": 1}))
+
+
+def test_the_build_backend_is_pinned() -> None:
+    """An sdist built anywhere is built by the same backend, not whatever is newest that day."""
+    (requirement,) = PYPROJECT["build-system"]["requires"]
+    name, equals, version = requirement.partition("==")
+    assert (name, equals) == ("hatchling", "=="), requirement
+    assert version.count(".") == 2, requirement
 
 
 def test_project_metadata_license_and_version() -> None:

@@ -71,9 +71,10 @@ def insecure_hosts(environ: Mapping[str, str] | None = None) -> frozenset[str]:
 
 
 def is_loopback(host: str) -> bool:
-    """`localhost` (and its subdomains, RFC 6761) or a loopback address."""
+    """`localhost` or a loopback address. Not a subdomain of localhost: RFC 6761 asks resolvers to
+    keep them on loopback, but many send them to DNS, whose answer anyone on the path chooses."""
     name = host.strip("[]").lower().rstrip(".")
-    if name in ("localhost", "127.0.0.1", "::1") or name.endswith(".localhost"):
+    if name in ("localhost", "127.0.0.1", "::1"):
         return True
     import ipaddress  # only for a host that is not one of the usual spellings
 

@@ -19,7 +19,7 @@ from svc_mcp.core.failures import FailureKind
 from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE
 from svc_mcp.hosts.entries import ENV_KEYS, TokenMode, check_server_name, http_entry, plain_secrets
 from svc_mcp.hosts.errors import InstallError
-from svc_mcp.hosts.local_entry import stdio_entry
+from svc_mcp.hosts.local_entry import stdio_entry, tag_note
 from svc_mcp.hosts.options import (
     FLAG,
     MORE,
@@ -169,7 +169,7 @@ def install(
                     check=not print_only,
                     unpinned=unpinned,
                 )
-            change = plan_install(host, path, name, entry, inputs)
+            change = plan_install(host, path, name, entry, inputs, project_folder(scope))
             if print_only:
                 sys.stdout.write(change.text)
             else:
@@ -177,6 +177,8 @@ def install(
         except InstallError as error:
             fail(PROG, error.kind, str(error))
         report_install(host, scope, name, change, plain_secrets(entry), print_only)
+        if http is None:
+            tag_note(source, unpinned)
         if http is not None and http_token == "ref" and host.prompt_reference is None:  # noqa: S105
             unset = "" if os.environ.get(GATEWAY_TOKEN_VARIABLE) else " (it is not set here)"
             say(
@@ -200,7 +202,7 @@ def uninstall(
     for host in hosts:
         try:
             change = apply(
-                plan_uninstall(host, config_path(host, scope, config), name),
+                plan_uninstall(host, config_path(host, scope, config), name, project_folder(scope)),
                 project=project_folder(scope),
             )
         except InstallError as error:
