@@ -117,8 +117,10 @@ class BoundedHttpTools(HttpToolsProtocol):
         self._reading_head = False
         self._reading_body = False
         self._sent_a_request = False
-        self._deadline: asyncio.TimerHandle | None = None
         self._waiting_for: str | None = None
+        self._deadline_at = math.inf
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = math.inf
         table = _TABLES.get(self.server_state)
         if table is None:
             table = _TABLES[self.server_state] = ConnectionTable()
@@ -148,13 +150,13 @@ class BoundedHttpTools(HttpToolsProtocol):
         self._arm(HEAD, self.limits.head_timeout)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
+        self._stop_timer()
         self._table.discard(self)
         super().connection_lost(exc)
 
     def handle_websocket_upgrade(self) -> None:
         # The connection leaves uvicorn's count here, and this protocol never sees it close.
-        self._disarm()
+        self._stop_timer()
         self._table.discard(self)
         super().handle_websocket_upgrade()
 
@@ -175,22 +177,39 @@ class BoundedHttpTools(HttpToolsProtocol):
         self.transport.write(raw_response(status, reason, self.error_body(code, message)))
         self.transport.close()
 
+    # The deadline is a time and what it waits for; one timer per connection checks it. Moving the
+    # deadline later (every request does) costs no timer: the timer, when it fires early, waits
+    # again for what is left. Only a deadline earlier than the timer reschedules it.
     def _arm(self, waiting_for: str, seconds: float) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
         self._waiting_for = waiting_for
-        self._deadline = self.loop.call_later(seconds, self._deadline_passed)
+        self._deadline_at = deadline = self.loop.time() + seconds
+        if self._timer is None or deadline < self._timer_at:
+            self._schedule(deadline)
 
     def _disarm(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
         self._waiting_for = None
 
+    def _schedule(self, when: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_at = when
+        self._timer = self.loop.call_at(when, self._deadline_passed)
+
+    def _stop_timer(self) -> None:
+        self._waiting_for = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
     def _deadline_passed(self) -> None:
-        waiting_for, self._waiting_for, self._deadline = self._waiting_for, None, None
-        if self.transport.is_closing():
+        self._timer = None
+        waiting_for = self._waiting_for
+        if waiting_for is None or self.transport.is_closing():
             return
+        if self.loop.time() < self._deadline_at:
+            self._schedule(self._deadline_at)
+            return
+        self._waiting_for = None
         if waiting_for == BODY:
             # The app is waiting for this body; closing ends its wait (http.disconnect).
             if not self.cycle.response_started:
@@ -251,7 +270,7 @@ class BoundedHttpTools(HttpToolsProtocol):
         if self._reading_head:
             # The next head began while this response was under way: its deadline, if it passed
             # meanwhile, starts again.
-            if self._deadline is None:
+            if self._waiting_for is None:
                 self._arm(HEAD, self.limits.head_timeout)
         elif self.cycle.response_complete:
             # Nothing is being answered: the idle deadline, which the rest of a body the app did
@@ -268,7 +287,7 @@ class BoundedHttpTools(HttpToolsProtocol):
         if self.transport.is_closing():
             return
         if self._reading_body:
-            if self._deadline is None and not self.pipeline:
+            if self._waiting_for is None and not self.pipeline:
                 self._arm(BODY, self.limits.body_timeout)
             return
         if not self._reading_head:
