@@ -15,6 +15,7 @@ only counts under it.
 from __future__ import annotations
 
 import ipaddress
+from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -40,9 +41,10 @@ class ConnectionTable(Generic[Member]):
     def __init__(self) -> None:
         self._keys: dict[Member, str] = {}
         self._counts: dict[str, int] = {}
-        # Insertion-ordered, so the first entry is the oldest waiting connection.
-        self._waiting: dict[Member, None] = {}
-        self._waiting_by_key: dict[str, dict[Member, None]] = {}
+        # Oldest first. OrderedDict, not dict: a dict's first entry is found by stepping over the
+        # entries deleted before it, an OrderedDict's at once.
+        self._waiting: OrderedDict[Member, None] = OrderedDict()
+        self._waiting_by_key: dict[str, OrderedDict[Member, None]] = {}
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -57,15 +59,15 @@ class ConnectionTable(Generic[Member]):
         self._add(member, key)
         if self._counts[key] > max_per_key:
             # Making way within the key keeps the total as it was.
-            return self._make_way(member, self._waiting_by_key.get(key, {}), PER_KEY_FULL)
+            return self._make_way(member, self._waiting_by_key.get(key), PER_KEY_FULL)
         if len(self._keys) > max_total:
             return self._make_way(member, self._waiting, TOTAL_FULL)
         return Admission(None, ())
 
     def _make_way(
-        self, member: Member, waiting: dict[Member, None], refusal: str
+        self, member: Member, waiting: OrderedDict[Member, None] | None, refusal: str
     ) -> Admission[Member]:
-        oldest = next(iter(waiting), None)
+        oldest = next(iter(waiting), None) if waiting else None
         if oldest is None or oldest == member:  # `member` is the newest: last when present
             self.discard(member)
             return Admission(refusal, ())
@@ -94,7 +96,10 @@ class ConnectionTable(Generic[Member]):
         self._keys[member] = key
         self._counts[key] = self._counts.get(key, 0) + 1
         self._waiting[member] = None
-        self._waiting_by_key.setdefault(key, {})[member] = None
+        waiting = self._waiting_by_key.get(key)
+        if waiting is None:
+            waiting = self._waiting_by_key[key] = OrderedDict()
+        waiting[member] = None
 
     def _forget_waiting(self, member: Member, key: str) -> None:
         if self._waiting.pop(member, False) is None:
