@@ -107,7 +107,8 @@ class BoundedHttpTools(HttpToolsProtocol):
     limits = ConnectionLimits()
     error_body = staticmethod(error_body)
     head_too_large = f"request head exceeds {MAX_HEAD_BYTES} bytes"
-    # Refused connections, logged at most once per REFUSAL_LOG_SECONDS whatever a flood sends.
+    # Refused and displaced connections, logged at most once per REFUSAL_LOG_SECONDS whatever a
+    # flood sends.
     _refused_since_log = 0
     _refusal_logged_at = -math.inf
 
@@ -166,7 +167,7 @@ class BoundedHttpTools(HttpToolsProtocol):
         now = self.loop.time()
         if now - counts._refusal_logged_at >= REFUSAL_LOG_SECONDS:
             self.logger.warning(
-                "refused %d connection(s) since the last such line; the latest: %s",
+                "refused or closed %d connection(s) since the last such line; the latest: %s",
                 counts._refused_since_log,
                 reason,
             )
