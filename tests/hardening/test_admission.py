@@ -1,21 +1,26 @@
 """Admitting a connection costs the same however many are open (security round four, finding 2):
 with 2,000 connections held, new ones are admitted at a rate comparable to none held, measured in
 the same test on a real portal stub over loopback (it once fell from ~1,900/s to 22/s: every
-admission re-counted every open connection). And the table behind it, as a unit: who makes way at
-a cap, and that no operation looks at more than one connection."""
+admission re-counted every open connection), and structurally: the protocol admits connections
+without ever iterating the open ones. And the table behind it, as a unit: who makes way at a cap."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import resource
 import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+import uvicorn
+from starlette.types import Receive, Scope, Send
 
 from svc_serving.admission import PER_KEY_FULL, TOTAL_FULL, ConnectionTable
+from svc_serving.bounded import BoundedHttpTools
 from tests.hardening.raw_http import connect, read_response, request_head
 from tests.mcp.conftest import SVC_STUB, process_env
 from tests.support import Server, free_port, running_server
@@ -126,3 +131,57 @@ def test_the_oldest_connection_without_a_request_makes_way_at_a_cap() -> None:
     table.discard(second)
     table.discard(second)
     assert (len(table), table.count("a"), table.count("b")) == (2, 1, 0)
+
+
+class NotToBeIterated(set[Any]):
+    def __iter__(self) -> Iterator[Any]:
+        raise AssertionError("admitting a connection iterated the open connections")
+
+
+class SharedState:
+    """What uvicorn shares between the connections of one server."""
+
+    def __init__(self) -> None:
+        self.connections: set[Any] = NotToBeIterated()
+        self.tasks: set[Any] = set()
+        self.default_headers: list[tuple[bytes, bytes]] = []
+        self.total_requests = 0
+
+
+class Transport:
+    def __init__(self, peer: tuple[str, int]) -> None:
+        self.peer = peer
+        self.written = b""
+        self.closed = False
+
+    def get_extra_info(self, name: str) -> Any:
+        return {"peername": self.peer, "sockname": ("127.0.0.1", 8000)}.get(name)
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def write(self, data: bytes) -> None:
+        self.written += data
+
+    def close(self) -> None:
+        self.closed = True
+
+
+async def nothing(scope: Scope, receive: Receive, send: Send) -> None:
+    raise AssertionError("no request is made")
+
+
+def test_admitting_a_connection_never_iterates_the_open_ones() -> None:
+    async def admit_many() -> list[Transport]:
+        config = uvicorn.Config(nothing, log_config=None)
+        state = SharedState()
+        transports = []
+        for n in range(300):
+            protocol = BoundedHttpTools(config, state, {}, asyncio.get_running_loop())
+            transport = Transport((f"127.0.0.{n % 3 + 1}", 40000 + n))
+            protocol.connection_made(transport)  # type: ignore[arg-type]
+            transports.append(transport)
+        return transports
+
+    transports = asyncio.run(admit_many())
+    assert not any(transport.closed for transport in transports)
