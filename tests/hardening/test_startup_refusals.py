@@ -99,6 +99,8 @@ def test_bad_network_settings_stop_the_start_with_one_line(demo_db: Path, portal
         "SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS": [
             (service, {"SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS": "many"})
         ],
+        "SVC_HTTP_IDLE_TIMEOUT": [(gateway, {"SVC_HTTP_IDLE_TIMEOUT": "0"})],
+        "SVC_HTTP_BODY_TIMEOUT": [(portal, {"SVC_HTTP_BODY_TIMEOUT": "forever"})],
         "SERVICE_TRUSTED_PROXY_ADDRESSES": [
             (service, {"SERVICE_TRUST_PROXY": "1", "SERVICE_TRUSTED_PROXY_ADDRESSES": "proxy.lan"})
         ],

@@ -2,8 +2,10 @@
 
 By default it binds 127.0.0.1; reach it from elsewhere through an SSH tunnel
 (`ssh -N -L 8765:127.0.0.1:8765 host`), or serve a Unix socket only its owner may open
-(`--uds PATH`, mode 0600; `ssh -N -L 8765:PATH host`). The SDK's DNS-rebinding protection answers
-a foreign `Host` with 421 and a foreign `Origin` with 403 (a port in either must be digits).
+(`--uds PATH`, mode 0600; `ssh -N -L 8765:PATH host`). A missing or foreign `Host` is answered
+421 before anything else is looked at (token, path), a malformed `Origin` 403; the SDK's
+DNS-rebinding protection then answers a foreign `Origin` with 403. No path is ever redirected
+(a redirect would be built from `Host`).
 Every request must carry `Authorization: Bearer <token>` (401 otherwise, compared in constant
 time): `SVC_MCP_GATEWAY_TOKEN`, or when that is unset the token kept for the person in their state
 directory (`gateway_token`). `--no-auth` serves without a token, on loopback or a Unix socket
@@ -44,7 +46,8 @@ from svc_mcp.serve.gateway_token import (
     gateway_token_path,
 )
 from svc_mcp.serve.server import build_server
-from svc_serving.bounded import BoundedHttpTools, bounded_protocol, is_loopback, serving_limits
+from svc_serving.bounded import BoundedHttpTools, bounded_protocol, is_loopback
+from svc_serving.limits import serving_limits
 from svc_serving.secrets_check import guessable
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
@@ -137,12 +140,17 @@ def _kept_token() -> GatewayAuth:
     )
 
 
-def transport_security(options: GatewayOptions) -> TransportSecuritySettings:
-    """Accepts loopback names, the bound address and `allowed_hosts`, each with any port."""
+def allowed_host_names(options: GatewayOptions) -> list[str]:
+    """Loopback names, the bound address and `allowed_hosts`, as each appears in a Host header."""
     names = [*LOOPBACK_NAMES, *options.allowed_hosts]
     if not _is_wildcard(options.host):
         names.append(options.host)
-    hosts = list(dict.fromkeys(_url_host(name) for name in names))
+    return list(dict.fromkeys(_url_host(name) for name in names))
+
+
+def transport_security(options: GatewayOptions) -> TransportSecuritySettings:
+    """Accepts the allowed host names, each with any port."""
+    hosts = allowed_host_names(options)
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[allowed for host in hosts for allowed in (host, f"{host}:*")],
@@ -160,17 +168,21 @@ ORIGIN_VALUE = re.compile(r"https?://(\[[0-9A-Fa-f:.]+\]|[^:\[\]/@\s]+)(:[0-9]{1
 
 
 class StrictHostAndOrigin:
-    """Refuses a `Host` or `Origin` whose port is not digits before the SDK's check, whose
-    `name:*` patterns would match `localhost:evil.example` as a prefix."""
+    """The first thing a request meets: a `Host` that is missing, malformed or not one of
+    `allowed_hosts` (any port) is answered 421, an `Origin` that is malformed 403. The SDK checks
+    both as well, but only once a request has reached its route (after the token check, after
+    routing), and its `name:*` patterns would match `localhost:evil.example` as a prefix."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, allowed_hosts: Sequence[str]) -> None:
         self.app = app
+        self.allowed_hosts = frozenset(host.lower() for host in allowed_hosts)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             headers = dict(scope["headers"])
             host, origin = headers.get(b"host"), headers.get(b"origin")
-            if host is not None and not HOST_VALUE.fullmatch(host.decode("latin-1")):
+            found = HOST_VALUE.fullmatch(host.decode("latin-1")) if host is not None else None
+            if found is None or found.group(1).lower() not in self.allowed_hosts:
                 await Response("Invalid Host header", status_code=421)(scope, receive, send)
                 return
             if origin is not None and not ORIGIN_VALUE.fullmatch(origin.decode("latin-1")):
@@ -285,16 +297,19 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
         async with new_http_client() as http:
             # Stateless with JSON answers: no session lives in this process, so any number of
             # instances with the same token can sit behind any load balancer (README "Scale out").
-            app: ASGIApp = build_server(specs, http, transport="tcp").streamable_http_app(
+            mcp_app = build_server(specs, http, transport="tcp").streamable_http_app(
                 streamable_http_path=options.path,
                 transport_security=transport_security(options),
                 host=options.host,
                 stateless_http=True,
                 json_response=True,
             )
-            app = StrictHostAndOrigin(NoStandaloneStream(app, options.path))
+            # Starlette would answer `/mcp/` with a redirect built from the Host header.
+            mcp_app.router.redirect_slashes = False
+            app: ASGIApp = NoStandaloneStream(mcp_app, options.path)
             if auth.token is not None:
                 app = BearerGate(app, auth.token)
+            app = StrictHostAndOrigin(app, allowed_host_names(options))
             config = uvicorn.Config(
                 app,
                 host=options.host,
