@@ -30,6 +30,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from svc_client.client import new_http_client
+from svc_client.errors import Misconfigured
 from svc_client.failures import FailureKind
 from svc_client.gateway_token import (
     MIN_TOKEN_CHARS,
@@ -43,6 +44,9 @@ from svc_client.telemetry import setup as setup_telemetry
 from svc_client.toolspec import ToolSpec
 from svc_mcp.confinement import confine_gateway
 from svc_mcp.gateway_sockets import listening
+from svc_mcp.oauth_gate import OAuthGate
+from svc_mcp.oauth_settings import SCOPES, OAuthSettings, oauth_settings
+from svc_mcp.oauth_tokens import JwtVerifier
 from svc_mcp.server import build_server
 from svc_serving.bounded import BoundedHttpTools, bounded_protocol, is_loopback, serving_limits
 from svc_serving.secrets_check import guessable
@@ -67,6 +71,12 @@ class GatewayOptions:
     """Serve without a token (loopback or a Unix socket only)."""
     uds: Path | None = None
     """Serve on this Unix socket (mode 0600) instead of host and port."""
+    oauth_issuer: str | None = None
+    """`--oauth-issuer`, else SVC_MCP_OAUTH_ISSUER: accept this authorization server's tokens."""
+    public_url: str | None = None
+    """`--public-url`, else SVC_MCP_PUBLIC_URL: the MCP URL as clients reach it."""
+    keep_static_token: bool = False
+    """With OAuth on, accept the static gateway token as well (svc-mcp's own CLI, scripts)."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +126,31 @@ def required_token(options: GatewayOptions, token: str | None) -> GatewayAuth:
     return _kept_token()
 
 
+def oauth_and_token(
+    options: GatewayOptions, token: str | None
+) -> tuple[OAuthSettings | None, GatewayAuth | None]:
+    """OAuth's settings, if on, and the static token requests may carry (None: only OAuth)."""
+    try:
+        oauth = oauth_settings(
+            options.oauth_issuer, options.public_url, keep_static_token=options.keep_static_token
+        )
+    except Misconfigured as exc:
+        raise GatewayRefused(str(exc)) from None
+    if oauth is None:
+        return None, required_token(options, token)
+    if options.no_auth:
+        raise GatewayRefused("--no-auth and OAuth together: drop one")
+    local = options.uds is not None or is_loopback(options.host)
+    if not local and not options.allow_remote:
+        raise GatewayRefused(
+            f"refusing to bind {options.host}, which is not a loopback address: pass "
+            f"--allow-remote, {TUNNEL_HINT}"
+        )
+    if oauth.keep_static_token:
+        return oauth, required_token(options, token)
+    return oauth, None
+
+
 NO_AUTH_WARNING = (
     "warning: --no-auth: any local user or process that can reach this address may call every "
     "tool, with this process's backend credentials; drop --no-auth on a machine you share"
@@ -137,9 +172,14 @@ def _kept_token() -> GatewayAuth:
     )
 
 
-def transport_security(options: GatewayOptions) -> TransportSecuritySettings:
-    """Accepts loopback names, the bound address and `allowed_hosts`, each with any port."""
+def transport_security(
+    options: GatewayOptions, oauth: OAuthSettings | None = None
+) -> TransportSecuritySettings:
+    """Accepts loopback names, the bound address, `allowed_hosts` and the public URL's host,
+    each with any port."""
     names = [*LOOPBACK_NAMES, *options.allowed_hosts]
+    if oauth is not None:
+        names.append(oauth.public_host)
     if not _is_wildcard(options.host):
         names.append(options.host)
     hosts = list(dict.fromkeys(_url_host(name) for name in names))
@@ -271,7 +311,7 @@ class NoStandaloneStream:
 
 
 async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None:
-    auth = required_token(options, gateway_token())
+    oauth, auth = oauth_and_token(options, gateway_token())
     try:
         http_protocol = bounded_protocol(BoundedHttpTools, serving_limits())
     except ValueError as exc:
@@ -279,7 +319,7 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
     with listening(options.host, options.port, options.uds) as sockets:
         # Before any thread starts (Landlock confines the calling thread's descendants only) and
         # after the listening socket exists: the confined gateway binds nothing.
-        confine_gateway()
+        confine_gateway(oauth)
         # After confinement, which must find one thread: the exporters start some.
         setup_telemetry("svc-mcp --http", root_ratio=GATEWAY_ROOT_SAMPLE_RATIO)
         async with new_http_client() as http:
@@ -287,13 +327,17 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
             # instances with the same token can sit behind any load balancer (README "Scale out").
             app: ASGIApp = build_server(specs, http, transport="tcp").streamable_http_app(
                 streamable_http_path=options.path,
-                transport_security=transport_security(options),
+                transport_security=transport_security(options, oauth),
                 host=options.host,
                 stateless_http=True,
                 json_response=True,
             )
             app = StrictHostAndOrigin(NoStandaloneStream(app, options.path))
-            if auth.token is not None:
+            if oauth is not None:
+                verifier = JwtVerifier(oauth, http)
+                static = auth.token if auth is not None else None
+                app = OAuthGate(app, oauth, verifier, specs, static_token=static)
+            elif auth is not None and auth.token is not None:
                 app = BearerGate(app, auth.token)
             config = uvicorn.Config(
                 app,
@@ -312,5 +356,24 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
                 else f"http://{_url_host(options.host)}:{options.port}{options.path}"
             )
             print(f"svc-mcp: serving MCP at {where}", file=sys.stderr)
-            print(f"svc-mcp: {auth.notice}", file=sys.stderr)
+            for notice in _notices(oauth, auth):
+                print(f"svc-mcp: {notice}", file=sys.stderr)
             await uvicorn.Server(config).serve(sockets=sockets)
+
+
+def _notices(oauth: OAuthSettings | None, auth: GatewayAuth | None) -> list[str]:
+    """What the person is told at start (never a token)."""
+    if oauth is None:
+        return [auth.notice] if auth is not None else []
+    notices = [
+        f"OAuth: every request needs an access token from {oauth.issuer} for "
+        f"{oauth.public_url} (scopes {', '.join(SCOPES)})"
+    ]
+    if auth is not None:
+        notices.append(f"--keep-static-token: {auth.notice}, too")
+    elif gateway_token() is not None:
+        notices.append(
+            f"{GATEWAY_TOKEN_VARIABLE} is set and not accepted (OAuth is on; "
+            "--keep-static-token would accept it as well)"
+        )
+    return notices

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mcp.server import ServerRequestContext
+from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.types import CallToolResult
 from opentelemetry.propagate import extract
 from opentelemetry.trace import SpanKind, StatusCode
@@ -88,6 +89,11 @@ class RequestSpans:
         }
         if ctx.request_id is not None:
             attributes["jsonrpc.request.id"] = str(ctx.request_id)
+        if (caller := get_access_token()) is not None:
+            # The OAuth caller (svc_mcp.oauth_gate) on the span only: a metric keyed by
+            # subject would grow without bound.
+            attributes["enduser.id"] = caller.subject or ""
+            attributes["oauth.client_id"] = caller.client_id
         if tool is not None:
             attributes["gen_ai.tool.name"] = tool
             attributes["gen_ai.operation.name"] = "execute_tool"
