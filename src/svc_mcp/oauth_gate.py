@@ -44,12 +44,16 @@ def required_scope(spec: ToolSpec) -> str:
 
 
 def metadata_document(settings: OAuthSettings) -> bytes:
-    document = ProtectedResourceMetadata(
-        resource=AnyHttpUrl(settings.public_url),
-        authorization_servers=[AnyHttpUrl(settings.issuer)],
-        scopes_supported=list(SCOPES),
-        bearer_methods_supported=["header"],
-        resource_name="svc-mcp",
+    # Validated by the model from the strings: its config keeps an issuer without a path as
+    # it is (RFC 8414 compares issuers exactly; a trailing slash would be another issuer).
+    document = ProtectedResourceMetadata.model_validate(
+        {
+            "resource": settings.public_url,
+            "authorization_servers": [settings.issuer],
+            "scopes_supported": list(SCOPES),
+            "bearer_methods_supported": ["header"],
+            "resource_name": "svc-mcp",
+        }
     )
     return document.model_dump_json(exclude_none=True).encode()
 

@@ -113,6 +113,7 @@ class JwtVerifier:
         self._client: jwt.PyJWKClient | None = None
         self._keys: dict[str, jwt.PyJWK] = {}
         self._fetched_at = -float("inf")
+        self._refetched_at = -float("inf")
         self._discovery_failed_at = -float("inf")
         self._lock = anyio.Lock()
         self._valid: OrderedDict[bytes, AccessToken] = OrderedDict()
@@ -176,20 +177,22 @@ class JwtVerifier:
             self._valid.popitem(last=False)
 
     async def _key(self, kid: str) -> jwt.PyJWK | None:
-        now = self.clock()
-        if kid in self._keys and now - self._fetched_at < KEYS_MAX_AGE_SECONDS:
+        if kid in self._keys and self.clock() - self._fetched_at < KEYS_MAX_AGE_SECONDS:
             return self._keys[kid]
         async with self._lock:
             now = self.clock()
-            stale = now - self._fetched_at >= KEYS_MAX_AGE_SECONDS
-            unknown = kid not in self._keys and now - self._fetched_at >= REFETCH_SECONDS
-            if stale or unknown:
+            if now - self._fetched_at >= KEYS_MAX_AGE_SECONDS:
+                await self._refetch()
+            elif kid not in self._keys and now - self._refetched_at >= REFETCH_SECONDS:
+                # A kid the kept set lacks: perhaps a rotation, perhaps made up; once per period.
+                self._refetched_at = now
                 await self._refetch()
             return self._keys.get(kid)
 
     async def _refetch(self) -> None:
         """Reads the key set again; on a failure the kept keys stay (an outage of the
-        authorization server does not lock out the tokens already issued)."""
+        authorization server does not lock out the tokens already issued) and the next attempt
+        waits `REFETCH_SECONDS`."""
         try:
             client = await self._jwks_client()
             keys = await anyio.to_thread.run_sync(lambda: client.get_signing_keys(refresh=True))
