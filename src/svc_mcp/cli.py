@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from service_tools.tools import INTEL_MAX_BYTES
+from svc_client.errors import Misconfigured
 from svc_client.exits import OneLineParser, fail, quiet_on_broken_pipe
 from svc_client.failures import FailureKind
 from svc_client.settings import (
@@ -190,6 +191,8 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
             runner.run(serve_http(selected, gateway))
     except GatewayRefused as refusal:
         fail(PROG, FailureKind.USAGE, str(refusal))
+    except Misconfigured as misconfigured:  # OAuth's settings
+        fail(PROG, FailureKind.MISCONFIGURED, str(misconfigured))
     except PortUnavailable as unavailable:
         fail(PROG, FailureKind.MISCONFIGURED, str(unavailable))
 

@@ -30,7 +30,6 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from svc_client.client import new_http_client
-from svc_client.errors import Misconfigured
 from svc_client.failures import FailureKind
 from svc_client.gateway_token import (
     MIN_TOKEN_CHARS,
@@ -45,7 +44,7 @@ from svc_client.toolspec import ToolSpec
 from svc_mcp.confinement import confine_gateway
 from svc_mcp.gateway_sockets import listening
 from svc_mcp.oauth_gate import OAuthGate
-from svc_mcp.oauth_settings import SCOPES, OAuthSettings, oauth_settings
+from svc_mcp.oauth_settings import OAuthSettings, oauth_settings, start_notices
 from svc_mcp.oauth_tokens import JwtVerifier
 from svc_mcp.server import build_server
 from svc_serving.bounded import BoundedHttpTools, bounded_protocol, is_loopback, serving_limits
@@ -72,11 +71,9 @@ class GatewayOptions:
     uds: Path | None = None
     """Serve on this Unix socket (mode 0600) instead of host and port."""
     oauth_issuer: str | None = None
-    """`--oauth-issuer`, else SVC_MCP_OAUTH_ISSUER: accept this authorization server's tokens."""
     public_url: str | None = None
-    """`--public-url`, else SVC_MCP_PUBLIC_URL: the MCP URL as clients reach it."""
     keep_static_token: bool = False
-    """With OAuth on, accept the static gateway token as well (svc-mcp's own CLI, scripts)."""
+    """OAuth's flags, over its variables (svc_mcp.oauth_settings)."""
 
 
 @dataclass(frozen=True)
@@ -129,25 +126,17 @@ def required_token(options: GatewayOptions, token: str | None) -> GatewayAuth:
 def oauth_and_token(
     options: GatewayOptions, token: str | None
 ) -> tuple[OAuthSettings | None, GatewayAuth | None]:
-    """OAuth's settings, if on, and the static token requests may carry (None: only OAuth)."""
-    try:
-        oauth = oauth_settings(
-            options.oauth_issuer, options.public_url, keep_static_token=options.keep_static_token
-        )
-    except Misconfigured as exc:
-        raise GatewayRefused(str(exc)) from None
+    """OAuth's settings (None: off) and the static token requests may carry (None: none)."""
+    keep = options.keep_static_token
+    oauth = oauth_settings(options.oauth_issuer, options.public_url, keep_static_token=keep)
     if oauth is None:
         return None, required_token(options, token)
     if options.no_auth:
         raise GatewayRefused("--no-auth and OAuth together: drop one")
-    local = options.uds is not None or is_loopback(options.host)
-    if not local and not options.allow_remote:
-        raise GatewayRefused(
-            f"refusing to bind {options.host}, which is not a loopback address: pass "
-            f"--allow-remote, {TUNNEL_HINT}"
-        )
     if oauth.keep_static_token:
         return oauth, required_token(options, token)
+    if not (options.uds or is_loopback(options.host) or options.allow_remote):
+        raise GatewayRefused(f"refusing to bind {options.host}: pass --allow-remote, {TUNNEL_HINT}")
     return oauth, None
 
 
@@ -334,9 +323,8 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
             )
             app = StrictHostAndOrigin(NoStandaloneStream(app, options.path))
             if oauth is not None:
-                verifier = JwtVerifier(oauth, http)
-                static = auth.token if auth is not None else None
-                app = OAuthGate(app, oauth, verifier, specs, static_token=static)
+                kept = auth.token if auth is not None else None
+                app = OAuthGate(app, oauth, JwtVerifier(oauth, http), specs, static_token=kept)
             elif auth is not None and auth.token is not None:
                 app = BearerGate(app, auth.token)
             config = uvicorn.Config(
@@ -356,24 +344,7 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
                 else f"http://{_url_host(options.host)}:{options.port}{options.path}"
             )
             print(f"svc-mcp: serving MCP at {where}", file=sys.stderr)
-            for notice in _notices(oauth, auth):
+            static = auth.notice if auth is not None else None
+            for notice in start_notices(oauth, static, unused_token=gateway_token() is not None):
                 print(f"svc-mcp: {notice}", file=sys.stderr)
             await uvicorn.Server(config).serve(sockets=sockets)
-
-
-def _notices(oauth: OAuthSettings | None, auth: GatewayAuth | None) -> list[str]:
-    """What the person is told at start (never a token)."""
-    if oauth is None:
-        return [auth.notice] if auth is not None else []
-    notices = [
-        f"OAuth: every request needs an access token from {oauth.issuer} for "
-        f"{oauth.public_url} (scopes {', '.join(SCOPES)})"
-    ]
-    if auth is not None:
-        notices.append(f"--keep-static-token: {auth.notice}, too")
-    elif gateway_token() is not None:
-        notices.append(
-            f"{GATEWAY_TOKEN_VARIABLE} is set and not accepted (OAuth is on; "
-            "--keep-static-token would accept it as well)"
-        )
-    return notices

@@ -5,7 +5,7 @@ with 401 and a `WWW-Authenticate` challenge pointing at that document, and a too
 scope the token lacks with 403 `insufficient_scope` naming the scope, so a host can step up.
 Each tool's scope follows from its row of the tool table: a read needs `svc:read`, a write
 `svc:intel`. The caller (the token's `sub` and client id, never the token) is put where the
-SDK keeps it (`auth_context_var`, read by the call's span) and on one access line per request.
+call's span reads it (`CALLER`) and on one access line per request.
 The token goes no further: the backends are called with the gateway's own credentials.
 
 The SDK's `RequireAuthMiddleware` checks one fixed scope set per route; a scope per tool needs
@@ -18,14 +18,12 @@ import hmac
 import json
 import sys
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
+from urllib.parse import urlsplit
 
-from mcp.server.auth.middleware.auth_context import auth_context_var
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken, TokenVerifier
-from mcp.server.auth.routes import build_resource_metadata_url
 from mcp.shared.auth import ProtectedResourceMetadata
-from pydantic import AnyHttpUrl
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -35,6 +33,8 @@ from svc_client.toolspec import ToolSpec
 from svc_mcp.oauth_settings import SCOPE_INTEL, SCOPE_READ, SCOPES, OAuthSettings
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
+CALLER: ContextVar[AccessToken | None] = ContextVar("svc_mcp_caller", default=None)
+"""Who makes the request being served (the call's span reads it); None without OAuth."""
 STATIC_CALLER = AccessToken(token="", client_id="static-token", scopes=list(SCOPES))
 
 
@@ -75,9 +75,11 @@ class OAuthGate:
         self.static_token = static_token.encode() if static_token else None
         self.scopes = {spec.name: required_scope(spec) for spec in specs}
         self.document = metadata_document(settings)
-        resource_path = AnyHttpUrl(settings.public_url).path or ""
-        self.metadata_paths = {METADATA_PATH, METADATA_PATH + resource_path.rstrip("/")}
-        self.metadata_url = str(build_resource_metadata_url(AnyHttpUrl(settings.public_url)))
+        # RFC 9728 §3.1: the well-known path goes between the host and the resource's path.
+        public = urlsplit(settings.public_url)
+        resource_path = public.path.rstrip("/")
+        self.metadata_paths = {METADATA_PATH, METADATA_PATH + resource_path}
+        self.metadata_url = f"{public.scheme}://{public.netloc}{METADATA_PATH}{resource_path}"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -117,12 +119,11 @@ class OAuthGate:
                 status = message["status"]
             await send(message)
 
-        scope["user"] = AuthenticatedUser(caller)
-        reset = auth_context_var.set(scope["user"])
+        reset = CALLER.set(caller)
         try:
             await self.app(scope, receive, sent)
         finally:
-            auth_context_var.reset(reset)
+            CALLER.reset(reset)
             _access_line(scope, status, caller, method, tool)
 
     async def _caller(self, presented: bytes) -> AccessToken | None:

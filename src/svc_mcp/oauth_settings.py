@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from svc_client.errors import Misconfigured
 from svc_client.settings import (
+    GATEWAY_TOKEN_VARIABLE,
     INSECURE_HOSTS_VARIABLE,
     OAUTH_ISSUER_VARIABLE,
     PUBLIC_URL_VARIABLE,
@@ -87,3 +88,24 @@ def _check_url(name: str, url: str, env: Mapping[str, str]) -> None:
             f"{name} is plain http to {host}, beyond loopback: use https, or name the host in "
             f"{INSECURE_HOSTS_VARIABLE} if the network between is trusted"
         )
+
+
+def start_notices(
+    settings: OAuthSettings | None, static: str | None, *, unused_token: bool
+) -> list[str]:
+    """What the gateway tells the person at start (never a token): `static` is the static
+    token's notice, if one is accepted; `unused_token` says SVC_MCP_GATEWAY_TOKEN is set."""
+    if settings is None:
+        return [static] if static is not None else []
+    notices = [
+        f"OAuth: every request needs an access token from {settings.issuer} for "
+        f"{settings.public_url} (scopes {', '.join(SCOPES)})"
+    ]
+    if static is not None:
+        notices.append(f"--keep-static-token: {static}, too")
+    elif unused_token:
+        notices.append(
+            f"{GATEWAY_TOKEN_VARIABLE} is set and not accepted (OAuth is on; "
+            "--keep-static-token would accept it as well)"
+        )
+    return notices

@@ -17,12 +17,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mcp.server import ServerRequestContext
-from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.types import CallToolResult
 from opentelemetry.propagate import extract
 from opentelemetry.trace import SpanKind, StatusCode
 
 from svc_client.telemetry import capture_arguments, instruments, sampled, unrecorded
+from svc_mcp.oauth_gate import CALLER
 
 SECRET_NAME = re.compile(r"token|secret|password|passwd|cookie|key|sig|auth|credential", re.I)
 """Argument (and nested field) names whose values are never recorded, captured or not."""
@@ -89,7 +89,7 @@ class RequestSpans:
         }
         if ctx.request_id is not None:
             attributes["jsonrpc.request.id"] = str(ctx.request_id)
-        if (caller := get_access_token()) is not None:
+        if (caller := CALLER.get()) is not None:
             # The OAuth caller (svc_mcp.oauth_gate) on the span only: a metric keyed by
             # subject would grow without bound.
             attributes["enduser.id"] = caller.subject or ""
