@@ -23,6 +23,7 @@ from svc_mcp.hosts.plan import apply, plan_install, plan_uninstall
 from svc_mcp.hosts.report import PROG, backup_note, mode_note, report_install, say
 from svc_mcp.hosts.runners import Runners, Source
 from svc_mcp.local_entry import stdio_entry
+from svc_mcp.oauth_probe import oauth_gateway
 from svc_mcp.setup_options import (
     FLAG,
     MORE,
@@ -71,7 +72,8 @@ def install(
         typer.Option(
             help="With --http: SVC_MCP_GATEWAY_TOKEN as a reference the host resolves (ref; a "
             f"password prompt in {labels(lambda h: h.prompt_reference is not None)}), its value "
-            "(plain), or no token (none).",
+            "(plain), or no token (none; oauth: the host signs in itself, chosen for ref when "
+            "the gateway serves OAuth metadata).",
         ),
     ] = "ref",  # noqa: S107 (a mode, not a token)
     scope: ScopeOption = "user",
@@ -156,6 +158,9 @@ def install(
                         f"{', '.join(given)} shape a local entry; with --http the host connects "
                         "to the gateway, which reads its own environment: drop them"
                     )
+                if http_token == "ref" and (oauth := oauth_gateway(http)) is not None:  # noqa: S105
+                    http_token = "oauth"  # noqa: S105 (a mode)
+                    say(f"{http} does OAuth: {host.label} signs in to {oauth.issuer} itself")
                 entry, inputs = http_entry(host, http, http_token, os.environ)
             else:
                 entry = stdio_entry(

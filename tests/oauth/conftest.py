@@ -169,3 +169,7 @@ def start_gateway(
         ready_path="/.well-known/oauth-protected-resource/mcp",
         env=process_env({**backend.env("auditor"), **variables}),
     )
+
+
+# The install tests' fake home and in-process CLI, for install and doctor against an OAuth gateway.
+from tests.install.conftest import fake_home, run_cli  # noqa: E402, F401
