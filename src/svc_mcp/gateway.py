@@ -8,7 +8,7 @@ Every request must carry `Authorization: Bearer <token>` (401 otherwise, compare
 time): `SVC_MCP_GATEWAY_TOKEN`, or when that is unset the token kept for the person in their state
 directory (svc_client/gateway_token.py). `--no-auth` serves without a token, on loopback or a Unix
 socket only. A bind beyond loopback is refused unless `--allow-remote` is given and
-`SVC_MCP_GATEWAY_TOKEN` is set.
+`SVC_MCP_GATEWAY_TOKEN` is set. OAuth (SVC_MCP_OAUTH_ISSUER) instead: svc_mcp.oauth_gate.
 It keeps no session: every POST is answered on its own, as JSON, in both protocol eras
 (initialize and 2026-07-28), so instances scale out behind a load balancer.
 """
