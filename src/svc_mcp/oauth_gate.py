@@ -136,10 +136,20 @@ class OAuthGate:
         return await self.verifier.verify_token(token)
 
     async def _metadata(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The public document, readable from a browser-based client too (CORS)."""
+        cors = {"Access-Control-Allow-Origin": "*"}
+        if scope["method"] == "OPTIONS":
+            preflight = {
+                **cors,
+                "Access-Control-Allow-Methods": "GET",
+                "Access-Control-Allow-Headers": "mcp-protocol-version",
+            }
+            await Response(status_code=204, headers=preflight)(scope, receive, send)
+            return
         if scope["method"] not in ("GET", "HEAD"):
             await Response(status_code=405, headers={"Allow": "GET"})(scope, receive, send)
             return
-        headers = {"Cache-Control": "public, max-age=3600", "Access-Control-Allow-Origin": "*"}
+        headers = {**cors, "Cache-Control": "public, max-age=3600"}
         response = Response(self.document, media_type="application/json", headers=headers)
         await response(scope, receive, send)
 

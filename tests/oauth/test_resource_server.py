@@ -112,6 +112,12 @@ def test_the_metadata_document_names_the_issuer_and_the_scopes(setup: Setup) -> 
             "bearer_methods_supported": ["header"],
             "resource_name": "svc-mcp",
         }
+    preflight = httpx.options(
+        base + "/.well-known/oauth-protected-resource/mcp",
+        headers={"Origin": "https://inspector.example", "Access-Control-Request-Method": "GET"},
+    )
+    assert preflight.status_code == 204
+    assert preflight.headers["Access-Control-Allow-Origin"] == "*"
     # No authorization server here: its metadata is the issuer's.
     assert httpx.get(base + "/.well-known/oauth-authorization-server").status_code == 404
 
