@@ -30,9 +30,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from svc_client.failures import FailureKind
 from svc_client.safe_text import safe_json, visible
 from svc_client.toolspec import ToolSpec
-from svc_mcp.oauth_settings import SCOPE_INTEL, SCOPE_READ, SCOPES, OAuthSettings
+from svc_mcp.oauth_settings import (
+    METADATA_PATH,
+    SCOPE_INTEL,
+    SCOPE_READ,
+    SCOPES,
+    OAuthSettings,
+    metadata_url,
+)
 
-METADATA_PATH = "/.well-known/oauth-protected-resource"
 CALLER: ContextVar[AccessToken | None] = ContextVar("svc_mcp_caller", default=None)
 """Who makes the request being served (the call's span reads it); None without OAuth."""
 STATIC_CALLER = AccessToken(token="", client_id="static-token", scopes=list(SCOPES))
@@ -75,11 +81,8 @@ class OAuthGate:
         self.static_token = static_token.encode() if static_token else None
         self.scopes = {spec.name: required_scope(spec) for spec in specs}
         self.document = metadata_document(settings)
-        # RFC 9728 §3.1: the well-known path goes between the host and the resource's path.
-        public = urlsplit(settings.public_url)
-        resource_path = public.path.rstrip("/")
-        self.metadata_paths = {METADATA_PATH, METADATA_PATH + resource_path}
-        self.metadata_url = f"{public.scheme}://{public.netloc}{METADATA_PATH}{resource_path}"
+        self.metadata_url = metadata_url(settings.public_url)
+        self.metadata_paths = {METADATA_PATH, urlsplit(self.metadata_url).path}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

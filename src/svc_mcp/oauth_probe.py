@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 import httpx
 
-from svc_mcp.oauth_tokens import FETCH_TIMEOUT_SECONDS, DiscoveryFailed, discover, ssl_context
-
-METADATA_PATH = "/.well-known/oauth-protected-resource"
+from svc_mcp.oauth_discovery import FETCH_TIMEOUT_SECONDS, DiscoveryFailed, discover, ssl_context
+from svc_mcp.oauth_settings import metadata_url
 
 
 @dataclass(frozen=True)
@@ -22,12 +20,6 @@ class OAuthGateway:
     resource: str
     issuer: str
     scopes: tuple[str, ...]
-
-
-def metadata_url(url: str) -> str:
-    """RFC 9728 §3.1: the well-known path between the host and the resource's path."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}{METADATA_PATH}{parts.path.rstrip('/')}"
 
 
 def oauth_gateway(url: str) -> OAuthGateway | None:

@@ -22,6 +22,7 @@ from svc_client.settings import (
     cleartext_host,
 )
 
+METADATA_PATH = "/.well-known/oauth-protected-resource"
 SCOPE_READ = "svc:read"
 SCOPE_INTEL = "svc:intel"
 SCOPES = (SCOPE_READ, SCOPE_INTEL)
@@ -45,6 +46,12 @@ class OAuthSettings:
     @property
     def public_host(self) -> str:
         return urlsplit(self.public_url).hostname or ""
+
+
+def metadata_url(url: str) -> str:
+    """RFC 9728 §3.1: the well-known path goes between the host and the resource's path."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}{METADATA_PATH}{parts.path.rstrip('/')}"
 
 
 def oauth_settings(

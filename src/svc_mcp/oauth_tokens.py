@@ -1,6 +1,6 @@
 """Validates the RFC 9068 JWT access tokens of the gateway's authorization server.
 
-The issuer's metadata is discovered once (RFC 8414, then OpenID discovery), its keys read from
+The issuer's metadata is discovered once (svc_mcp.oauth_discovery), its keys read from
 its `jwks_uri` with PyJWT's `PyJWKClient` and kept. A token is accepted only when signed by one
 of those keys with an asymmetric algorithm (never `none`, never HMAC: an HMAC "signature" keyed
 with the public key is the classic forgery), `iss` is the issuer exactly, `aud` contains the
@@ -17,7 +17,6 @@ and no network call.
 from __future__ import annotations
 
 import hashlib
-import ssl
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -29,7 +28,7 @@ import httpx
 import jwt
 from mcp.server.auth.provider import AccessToken
 
-from svc_client.settings import ca_file
+from svc_mcp.oauth_discovery import FETCH_TIMEOUT_SECONDS, DiscoveryFailed, discover, ssl_context
 from svc_mcp.oauth_settings import OAuthSettings
 
 LEEWAY_SECONDS = 30
@@ -37,68 +36,12 @@ LEEWAY_SECONDS = 30
 REFETCH_SECONDS = 30.0
 KEYS_MAX_AGE_SECONDS = 600.0
 DISCOVERY_RETRY_SECONDS = 10.0
-FETCH_TIMEOUT_SECONDS = 5.0
 CACHED_TOKENS = 4096
 ASYMMETRIC = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512")
 ASYMMETRIC_ALGORITHMS = (*ASYMMETRIC, "EdDSA")
 ACCESS_TOKEN_TYPES = frozenset({"at+jwt", "application/at+jwt"})
-DISCOVERY_PATHS = ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration")
 
 Clock = Callable[[], float]
-
-
-class DiscoveryFailed(Exception):
-    """The issuer's metadata or keys could not be read; a later attempt may succeed."""
-
-
-def discovery_urls(issuer: str) -> list[str]:
-    """RFC 8414 §3.1 inserts the well-known path before the issuer's path; OpenID discovery
-    appends it; the MCP spec asks clients to try both, and so does the gateway."""
-    parts = httpx.URL(issuer)
-    path = parts.path.rstrip("/")
-    origin = f"{parts.scheme}://{parts.netloc.decode()}"
-    urls = [f"{origin}{well_known}{path}" for well_known in DISCOVERY_PATHS]
-    if path:
-        urls.append(f"{origin}{path}{DISCOVERY_PATHS[1]}")
-    return list(dict.fromkeys(urls))
-
-
-def ssl_context() -> ssl.SSLContext:
-    private_ca = ca_file()
-    return (
-        ssl.create_default_context(cafile=private_ca)
-        if private_ca
-        else ssl.create_default_context()
-    )
-
-
-async def discover(issuer: str, http: httpx.AsyncClient) -> dict[str, Any]:
-    """The issuer's metadata; `DiscoveryFailed` unless a document names this issuer exactly
-    (RFC 8414 §3.3) and an http(s) `jwks_uri`."""
-    problems = []
-    for url in discovery_urls(issuer):
-        try:
-            answer = await http.get(url, follow_redirects=False)
-        except httpx.HTTPError as exc:
-            problems.append(f"{url}: {type(exc).__name__}")
-            continue
-        if answer.status_code != 200:
-            problems.append(f"{url}: HTTP {answer.status_code}")
-            continue
-        try:
-            metadata = answer.json()
-        except ValueError:
-            problems.append(f"{url}: not JSON")
-            continue
-        if not isinstance(metadata, dict) or metadata.get("issuer") != issuer:
-            problems.append(f"{url}: names another issuer")
-            continue
-        jwks_uri = metadata.get("jwks_uri")
-        if not isinstance(jwks_uri, str) or not jwks_uri.startswith(("https://", "http://")):
-            problems.append(f"{url}: no jwks_uri")
-            continue
-        return metadata
-    raise DiscoveryFailed("; ".join(problems))
 
 
 class JwtVerifier:
