@@ -9,7 +9,7 @@ call's span reads it (`CALLER`) and on one access line per request.
 The token goes no further: the backends are called with the gateway's own credentials.
 
 The SDK's `RequireAuthMiddleware` checks one fixed scope set per route; a scope per tool needs
-the JSON-RPC body, which this gate reads (the body is bounded by svc_serving.bounded) and hands on.
+the JSON-RPC body, which this gate reads (up to the SDK's own body limit) and hands on.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcp.server.auth.provider import AccessToken, TokenVerifier
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.auth import ProtectedResourceMetadata
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -108,6 +109,13 @@ class OAuthGate:
             await self._challenge("invalid_token")(scope, receive, send)
             return
         body, receive = await _buffered(receive)
+        if body is None:
+            too_large = {
+                "error": FailureKind.BAD_REQUEST,
+                "message": "the request body is too large",
+            }
+            await JSONResponse(too_large, status_code=413)(scope, receive, send)
+            return
         method, tool = _call_of(body)
         needed = self.scopes.get(tool) if tool is not None else None
         if needed is not None and needed not in caller.scopes:
@@ -191,14 +199,18 @@ def _presented(scope: Scope) -> bytes | None:
     return (token.strip() or None) if scheme.lower() == b"bearer" else None
 
 
-async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
-    """The whole request body, and a `receive` that hands it on as one message."""
-    chunks = []
+async def _buffered(receive: Receive) -> tuple[bytes | None, Receive]:
+    """The whole request body (None past the SDK's own limit), and a `receive` that hands it on
+    as one message."""
+    chunks, size = [], 0
     while True:
         message = await receive()
         if message["type"] != "http.request":
             return b"", _replay(message, receive)
         chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        if size > DEFAULT_MAX_REQUEST_BODY_SIZE:
+            return None, receive
         if not message.get("more_body", False):
             break
     body = b"".join(chunks)

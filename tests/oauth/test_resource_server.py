@@ -238,3 +238,12 @@ def test_a_key_rotation_needs_no_restart(setup: Setup) -> None:
     assert setup.post(INITIALIZE, rotated).status_code == 200
     assert setup.post(INITIALIZE, before).status_code == 200
     setup.key = new_key
+
+
+def test_a_body_past_the_limit_is_refused_before_it_is_kept(setup: Setup) -> None:
+    token = setup.idp.token("analyst", resource=setup.url)
+    huge = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"' + b"x" * (5 << 20) + b'"}}'
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
+    answer = httpx.post(setup.url, content=huge, headers=headers, timeout=60)
+    assert answer.status_code == 413
+    assert answer.json()["error"] == "bad_request"
