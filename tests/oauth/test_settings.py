@@ -105,3 +105,14 @@ def test_the_static_token_only_with_keep_static_token(
             log = gateway.log()
             assert 'client_id="static-token"' in log
             assert STATIC not in log
+
+
+def test_the_public_host_is_accepted_in_host_and_origin() -> None:
+    from svc_mcp.gateway import GatewayOptions, transport_security
+    from svc_mcp.oauth_settings import OAuthSettings
+
+    oauth = OAuthSettings("https://idp.example.test", "https://mcp.example.test/mcp")
+    with_oauth = transport_security(GatewayOptions(), oauth)
+    assert "mcp.example.test" in (with_oauth.allowed_hosts or [])
+    assert "https://mcp.example.test" in (with_oauth.allowed_origins or [])
+    assert "mcp.example.test" not in (transport_security(GatewayOptions()).allowed_hosts or [])
