@@ -33,6 +33,10 @@ OAUTH_ISSUER_VARIABLE = "SVC_MCP_OAUTH_ISSUER"
 PUBLIC_URL_VARIABLE = "SVC_MCP_PUBLIC_URL"
 """The gateway's MCP URL as clients reach it: the OAuth resource and the tokens' audience."""
 
+INTROSPECTION_CLIENT_VARIABLES = ("SVC_MCP_OAUTH_CLIENT_ID", "SVC_MCP_OAUTH_CLIENT_SECRET")
+"""The gateway's own client at the authorization server, for RFC 7662 introspection of opaque
+access tokens (off unless both are set)."""
+
 TIMEOUT_VARIABLE = "SVC_MCP_TIMEOUT_SECONDS"
 TIMEOUT_SECONDS = 10.0
 MAX_TIMEOUT_SECONDS = 600.0

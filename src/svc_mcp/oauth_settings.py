@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from svc_client.errors import Misconfigured
 from svc_client.settings import (
     GATEWAY_TOKEN_VARIABLE,
     INSECURE_HOSTS_VARIABLE,
+    INTROSPECTION_CLIENT_VARIABLES,
     OAUTH_ISSUER_VARIABLE,
     PUBLIC_URL_VARIABLE,
     cleartext_host,
@@ -37,6 +38,8 @@ class OAuthSettings:
     """The resource (RFC 8707/9728): each token's `aud` must contain it."""
     keep_static_token: bool = False
     """Also accept the static gateway token (`--keep-static-token`)."""
+    introspection_client: tuple[str, str] | None = field(default=None, repr=False)
+    """The gateway's client id and secret for RFC 7662 introspection of opaque tokens."""
 
     @property
     def issuer_port(self) -> int:
@@ -77,7 +80,13 @@ def oauth_settings(
         )
     _check_url(OAUTH_ISSUER_VARIABLE, issuer, env)
     _check_url(PUBLIC_URL_VARIABLE, public_url, env)
-    return OAuthSettings(issuer, public_url, keep_static_token)
+    client_id, secret = (env.get(name, "").strip() for name in INTROSPECTION_CLIENT_VARIABLES)
+    if bool(client_id) != bool(secret):
+        raise Misconfigured(
+            f"introspection needs both {' and '.join(INTROSPECTION_CLIENT_VARIABLES)}"
+        )
+    client = (client_id, secret) if client_id else None
+    return OAuthSettings(issuer, public_url, keep_static_token, client)
 
 
 def _check_url(name: str, url: str, env: Mapping[str, str]) -> None:

@@ -29,6 +29,7 @@ import jwt
 from mcp.server.auth.provider import AccessToken
 
 from svc_mcp.oauth_discovery import FETCH_TIMEOUT_SECONDS, DiscoveryFailed, discover, ssl_context
+from svc_mcp.oauth_introspection import Introspection
 from svc_mcp.oauth_settings import OAuthSettings
 
 LEEWAY_SECONDS = 30
@@ -60,6 +61,10 @@ class JwtVerifier:
         self._discovery_failed_at = -float("inf")
         self._lock = anyio.Lock()
         self._valid: OrderedDict[bytes, AccessToken] = OrderedDict()
+        self._metadata: dict[str, Any] = {}
+        self._introspection = (
+            Introspection(settings, http) if settings.introspection_client is not None else None
+        )
 
     async def verify_token(self, token: str) -> AccessToken | None:
         digest = hashlib.sha256(token.encode()).digest()
@@ -67,6 +72,11 @@ class JwtVerifier:
         known = self._valid.get(digest)
         if known is not None and known.expires_at is not None and now < known.expires_at:
             return known
+        if token.count(".") != 2:
+            access = await self._introspected(token, now)
+            if access is not None:
+                self._remember(digest, access)
+            return access
         try:
             header = jwt.get_unverified_header(token)
         except jwt.InvalidTokenError:
@@ -145,6 +155,16 @@ class JwtVerifier:
         self._keys = {key.key_id: key for key in keys if key.key_id}
         self._fetched_at = self.clock()
 
+    async def _introspected(self, token: str, now: float) -> AccessToken | None:
+        """An opaque token, by introspection when configured (None otherwise)."""
+        if self._introspection is None:
+            return None
+        await self._jwks_client()  # the issuer's metadata, which names the endpoint
+        endpoint = self._metadata.get("introspection_endpoint")
+        if not isinstance(endpoint, str) or not endpoint.startswith(("https://", "http://")):
+            return None
+        return await self._introspection.check(token, endpoint, now)
+
     async def _jwks_client(self) -> jwt.PyJWKClient:
         if self._client is not None:
             return self._client
@@ -155,6 +175,7 @@ class JwtVerifier:
         except DiscoveryFailed:
             self._discovery_failed_at = self.clock()
             raise
+        self._metadata = metadata
         self._client = jwt.PyJWKClient(
             metadata["jwks_uri"],
             cache_jwk_set=False,

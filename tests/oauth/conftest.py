@@ -57,6 +57,8 @@ class AuthServer:
     resources: list[str]
     jwks: list[dict[str, Any]]
     clients: list[dict[str, Any]] = field(default_factory=list)
+    opaque: list[str] = field(default_factory=list)
+    """Resources whose access tokens are opaque (introspected), not JWTs."""
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -72,6 +74,7 @@ class AuthServer:
                     "jwks": {"keys": self.jwks},
                     "clients": self.clients,
                     "resources": self.resources,
+                    "opaque": self.opaque,
                     "scopes": list(SCOPES),
                 }
             )

@@ -1,7 +1,8 @@
 // The authorization server of the OAuth tests: panva's oidc-provider on loopback, configured from
 // the JSON file named by argv[2] (port, signing keys, clients, the resources it issues tokens for).
-// JWT access tokens (RFC 9068) for a resource indicator (RFC 8707); client credentials, dynamic
-// registration and the development login form for the authorization-code flow.
+// JWT access tokens (RFC 9068) for a resource indicator (RFC 8707), opaque ones for the resources
+// listed in `opaque` (RFC 7662 introspection); client credentials, dynamic registration and the
+// development login form for the authorization-code flow.
 import { readFileSync } from 'node:fs';
 import Provider, { errors } from 'oidc-provider';
 
@@ -20,6 +21,7 @@ const provider = new Provider(issuer, {
     devInteractions: { enabled: true },
     clientCredentials: { enabled: true },
     registration: { enabled: true },
+    introspection: { enabled: true },
     resourceIndicators: {
       enabled: true,
       defaultResource: (_ctx, _client, oneOf) => oneOf,
@@ -30,7 +32,7 @@ const provider = new Provider(issuer, {
           scope: config.scopes.join(' '),
           audience: resource,
           accessTokenTTL: config.ttl ?? 600,
-          accessTokenFormat: 'jwt',
+          accessTokenFormat: (config.opaque ?? []).includes(resource) ? 'opaque' : 'jwt',
           jwt: { sign: { alg: config.alg ?? 'ES256' } },
         };
       },
