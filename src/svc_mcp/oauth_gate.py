@@ -18,7 +18,6 @@ import hmac
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -32,6 +31,7 @@ from svc_client.failures import FailureKind
 from svc_client.safe_text import safe_json, visible
 from svc_client.toolspec import ToolSpec
 from svc_mcp.oauth_settings import (
+    CALLER,
     METADATA_PATH,
     SCOPE_INTEL,
     SCOPE_READ,
@@ -40,8 +40,6 @@ from svc_mcp.oauth_settings import (
     metadata_url,
 )
 
-CALLER: ContextVar[AccessToken | None] = ContextVar("svc_mcp_caller", default=None)
-"""Who makes the request being served (the call's span reads it); None without OAuth."""
 STATIC_CALLER = AccessToken(token="", client_id="static-token", scopes=list(SCOPES))
 
 

@@ -22,7 +22,7 @@ from opentelemetry.propagate import extract
 from opentelemetry.trace import SpanKind, StatusCode
 
 from svc_client.telemetry import capture_arguments, instruments, sampled, unrecorded
-from svc_mcp.oauth_gate import CALLER
+from svc_mcp.oauth_settings import CALLER
 
 SECRET_NAME = re.compile(r"token|secret|password|passwd|cookie|key|sig|auth|credential", re.I)
 """Argument (and nested field) names whose values are never recorded, captured or not."""
