@@ -117,15 +117,17 @@ class OAuthGate:
         method, tool = _call_of(body)
         needed = self.scopes.get(tool) if tool is not None else None
         if needed is not None and needed not in caller.scopes:
-            await self._insufficient(needed)(scope, receive, send)
             _access_line(scope, 403, caller, method, tool)
+            await self._insufficient(needed)(scope, receive, send)
             return
-        status = 0
+        started = False
 
         async def sent(message: Message) -> None:
-            nonlocal status
+            nonlocal started
             if message["type"] == "http.response.start":
-                status = message["status"]
+                # Written as the answer starts: whoever has the answer finds the line.
+                started = True
+                _access_line(scope, message["status"], caller, method, tool)
             await send(message)
 
         reset = CALLER.set(caller)
@@ -133,7 +135,8 @@ class OAuthGate:
             await self.app(scope, receive, sent)
         finally:
             CALLER.reset(reset)
-            _access_line(scope, status, caller, method, tool)
+            if not started:
+                _access_line(scope, 0, caller, method, tool)
 
     async def _caller(self, presented: bytes) -> AccessToken | None:
         if self.static_token is not None and hmac.compare_digest(presented, self.static_token):
