@@ -25,6 +25,10 @@ PUBLIC = {
         "mcp.types",
         "mcp.client.streamable_http",
         "mcp.server",
+        # The resource server's pieces (TokenVerifier, AccessToken; ProtectedResourceMetadata),
+        # in the SDK's docs/run/authorization.md and docs/client/oauth-clients.md.
+        "mcp.server.auth.provider",
+        "mcp.shared.auth",
         "mcp.server.apps",
         "mcp.server.request_state",
         "mcp.server.stdio",

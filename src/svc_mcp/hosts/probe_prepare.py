@@ -16,6 +16,7 @@ from svc_mcp.hosts.cleartext import refusal
 from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.expansion import Passed, entry_env, entry_headers
 from svc_mcp.hosts.findings import Finding, failure
+from svc_mcp.hosts.oauth_probe import OAuthGateway, issuer_problem, oauth_gateway
 from svc_mcp.hosts.ours import not_ours
 from svc_mcp.hosts.probe_sessions import Proof, http_session, stdio_session
 from svc_mcp.hosts.runners import PACKAGE, check_on_index, index_url
@@ -94,6 +95,8 @@ def prepare_entry(
         if reached is not None:
             message = f"{where}: not contacted: {refusal('its token', 'the entry', reached)}"
             return failure(check, FailureKind.MISCONFIGURED, message, **data)
+        if not headers.values and (oauth := oauth_gateway(url)) is not None:
+            return oauth_finding(check, where, host.label, oauth, data)
         if any(value.strip() == "Bearer" for value in headers.values.values()):
             message = (
                 f"{where}: not contacted: its token is {GATEWAY_TOKEN_VARIABLE}, which is not set "
@@ -217,3 +220,23 @@ def _check_index(command: str, args: list[str], environ: Mapping[str, str]) -> N
 def entry_strings(value: object) -> list[str]:
     """The items of a list, or the keys of a table, of an entry a person may have edited."""
     return [str(item) for item in value] if isinstance(value, list | dict) else []
+
+
+def oauth_finding(
+    check: str, where: str, label: str, oauth: OAuthGateway, data: dict[str, object]
+) -> Finding:
+    """An entry of a gateway with OAuth: the host signs in itself, so doctor checks what the
+    host's sign-in starts from, the gateway's metadata and the issuer's discovery."""
+    data = data | {"mode": "oauth", "issuer": oauth.issuer, "scopes": list(oauth.scopes)}
+    if (problem := issuer_problem(oauth.issuer)) is not None:
+        message = (
+            f"{where}: the gateway does OAuth, but its authorization server {oauth.issuer} "
+            f"does not answer discovery ({problem}); hosts cannot sign in"
+        )
+        return failure(check, FailureKind.UNREACHABLE, message, **data)
+    message = (
+        f"{where}: the gateway does OAuth with {oauth.issuer} (scopes "
+        f"{', '.join(oauth.scopes)}); its metadata and the issuer's discovery answer; "
+        f"{label} signs in itself"
+    )
+    return Finding(check, "ok", message, data=data)

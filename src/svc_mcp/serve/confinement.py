@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 from svc_mcp.core.backends import BACKENDS
 from svc_mcp.core.errors import Misconfigured
 from svc_mcp.core.telemetry import otlp_ports
+from svc_mcp.serve.oauth_settings import OAuthSettings
 from svc_mcp.serve.views import load_assets
 from svc_serving.confine import Policy, confine, status
 
@@ -41,9 +42,11 @@ def stdio_policy() -> Policy:
     return Policy(process="svc-mcp", connect_ports=connect_ports())
 
 
-def gateway_policy() -> Policy:
-    """The gateway confines itself after its listening socket is bound, so it binds nothing."""
-    return Policy(process="svc-mcp --http", connect_ports=connect_ports())
+def gateway_policy(oauth: OAuthSettings | None = None) -> Policy:
+    """The gateway confines itself after its listening socket is bound, so it binds nothing.
+    With OAuth it also reaches the issuer's port (discovery and its key set)."""
+    ports = connect_ports() if oauth is None else (*connect_ports(), oauth.issuer_port)
+    return Policy(process="svc-mcp --http", connect_ports=tuple(sorted(set(ports))))
 
 
 def confine_stdio_server() -> None:
@@ -51,9 +54,9 @@ def confine_stdio_server() -> None:
     confine(stdio_policy(), SETTING)
 
 
-def confine_gateway() -> None:
+def confine_gateway(oauth: OAuthSettings | None = None) -> None:
     load_assets()
-    confine(gateway_policy(), SETTING)
+    confine(gateway_policy(oauth), SETTING)
 
 
 def status_line() -> str:

@@ -22,6 +22,7 @@ from opentelemetry.propagate import extract
 from opentelemetry.trace import SpanKind, StatusCode
 
 from svc_mcp.core.telemetry import capture_arguments, instruments, sampled, unrecorded
+from svc_mcp.serve.oauth_settings import CALLER
 
 SECRET_NAME = re.compile(r"token|secret|password|passwd|cookie|key|sig|auth|credential", re.I)
 """Argument (and nested field) names whose values are never recorded, captured or not."""
@@ -88,6 +89,11 @@ class RequestSpans:
         }
         if ctx.request_id is not None:
             attributes["jsonrpc.request.id"] = str(ctx.request_id)
+        if (caller := CALLER.get()) is not None:
+            # The OAuth caller (svc_mcp.serve.oauth_gate) on the span only: a metric keyed by
+            # subject would grow without bound.
+            attributes["enduser.id"] = caller.subject or ""
+            attributes["oauth.client_id"] = caller.client_id
         if tool is not None:
             attributes["gen_ai.tool.name"] = tool
             attributes["gen_ai.operation.name"] = "execute_tool"
