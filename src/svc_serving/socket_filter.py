@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import ipaddress
 import os
 import platform
 import socket
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,29 @@ class _Instruction(ctypes.Structure):
 
 class _Program(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_Instruction))]
+
+
+def resolver_needed(urls: Iterable[str]) -> bool:
+    """Whether connecting to `urls` needs a name looked up by DNS, which uses UDP: a host that
+    is neither an address nor `localhost` (which /etc/hosts answers)."""
+    for url in urls:
+        try:
+            host = urlsplit(url.strip()).hostname
+        except ValueError:
+            continue
+        if not host or host == "localhost":
+            continue
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            return True
+    return False
+
+
+def otlp_urls(environ: Mapping[str, str]) -> list[str]:
+    """Every OTLP endpoint the environment names (more than the exporters use is harmless)."""
+    names = ("", "TRACES_", "METRICS_")
+    return [value for name in names if (value := environ.get(f"OTEL_EXPORTER_OTLP_{name}ENDPOINT"))]
 
 
 def sockets_left(datagrams: bool) -> str:

@@ -75,8 +75,10 @@ def test_without_landlock_require_refuses_to_start(
 
 def test_the_line_states_what_was_applied_and_what_an_old_abi_lacks(policy: Policy) -> None:
     line = confinement.describe(policy, 3)
-    assert line.startswith("svc-test: confined (Landlock ABI 3, no_new_privs): writes: /srv/db;")
-    assert "connects: 443, 8080; binds: none" in line
+    assert line.startswith(
+        "svc-test: confined (Landlock ABI 3, no_new_privs, seccomp): writes: /srv/db;"
+    )
+    assert "connects: 443, 8080; binds: none; new sockets: TCP only" in line
     assert "TCP bind and connect are not restricted" in line
     assert missing_with(7) == []
 
