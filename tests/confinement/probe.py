@@ -129,7 +129,7 @@ def main(argv: list[str]) -> None:
     name, target, canary, port, *rest = argv
     if os.environ.get("SVC_TEST_NO_LANDLOCK") == "1":
         confinement.landlock_abi = no_landlock
-    policies = {
+    policies: dict[str, Callable[[], object]] = {
         "portal": lambda: confine(portal_policy(Path(rest[0]), 0), STUB_SETTING),
         "service": lambda: confine_service(Path(rest[0]), 0),
         "stdio": lambda: confine(stdio_policy(), MCP_SETTING),

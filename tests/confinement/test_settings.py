@@ -14,6 +14,7 @@ from server_stub.portal.demo_data import write_demo_data
 from svc_mcp.confinement import line_in, status_line
 from svc_serving import confine as confinement
 from svc_serving.confine import ConfinementError, Policy, confine, missing_with, mode_from
+from svc_serving.confine_paths import runtime_paths
 from tests.support import ROOT
 
 SETTING = "SVC_TEST_CONFINEMENT"
@@ -91,7 +92,7 @@ def test_the_runtime_never_includes_home_or_the_working_folder(
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(home)
     monkeypatch.setattr(sys, "path", [str(home), "/", *sys.path])
-    paths = [str(path) for path in confinement.runtime_paths()]
+    paths = [str(path) for path in runtime_paths()]
     assert str(home) not in paths
     assert "/" not in paths
     assert sys.prefix in paths or any(sys.prefix.startswith(p + "/") for p in paths)
