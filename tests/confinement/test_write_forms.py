@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from server_stub.service.demo_data import write_demo_database
+from tests.service.test_passkey_parts import start_service
 from tests.support import ROOT
 
 WRITE_FORMS = [
@@ -161,6 +163,21 @@ def test_a_database_in_a_folder_others_can_write_is_refused(
         "plant or swap the files svc.db needs there: use a folder of your own (mkdir -m 700)"
     )
     assert sorted(path.name for path in shared.iterdir()) == ["svc.db"]  # nothing made there
+
+
+def test_the_real_service_refuses_a_database_in_a_shared_folder(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    db = shared / "service.db"
+    write_demo_database(db)
+    shared.chmod(0o1777)
+    result = start_service(db, SVC_STUB_CONFINEMENT="auto")
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"svc-stub service: refusing to start: {shared} is writable by other users, who could "
+        "plant or swap the files service.db needs there: use a folder of your own (mkdir -m 700)"
+    ]
 
 
 @pytest.mark.parametrize("policy", ["stdio", "gateway"])
