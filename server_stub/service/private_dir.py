@@ -16,8 +16,6 @@ import sqlite3
 import stat
 from pathlib import Path
 
-from server_stub.service.settings import StartupRefused
-
 SIDECARS = ("-journal", "-wal", "-shm")
 _WAL_HEADER_OFFSET = 18  # the file format's read and write versions: 2 means WAL
 
@@ -31,6 +29,13 @@ def database_files(db_path: Path) -> tuple[Path, ...]:
     return (db_path, *(db_path.with_name(db_path.name + suffix) for suffix in SIDECARS))
 
 
+def _refused(message: str) -> Exception:
+    # Imported here: the confinement imports this module, and settings bring pydantic.
+    from server_stub.service.settings import StartupRefused
+
+    return StartupRefused(message)
+
+
 def make_private_dir(db_path: Path) -> Path:
     """Creates `<db>.private` (mode 0700) if it is missing; StartupRefused when what is there is
     not a folder of this user's that only this user may enter."""
@@ -40,14 +45,14 @@ def make_private_dir(db_path: Path) -> Path:
     except FileExistsError:
         pass
     except OSError as exc:
-        raise StartupRefused(f"cannot create {folder}: {exc.strerror}") from None
+        raise _refused(f"cannot create {folder}: {exc.strerror}") from None
     state = os.lstat(folder)
     if (
         not stat.S_ISDIR(state.st_mode)
         or state.st_uid != os.geteuid()
         or stat.S_IMODE(state.st_mode) & 0o077
     ):
-        raise StartupRefused(
+        raise _refused(
             f"{folder} must be a folder owned by this user with mode 0700 "
             "(the data service keeps its passkeys and temporary files there)"
         )
@@ -67,7 +72,7 @@ def prepare_database_files(db_path: Path) -> None:
             flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
             os.close(os.open(sidecar, flags, 0o600))
         except OSError as exc:
-            raise StartupRefused(f"cannot prepare {sidecar}: {exc.strerror}") from None
+            raise _refused(f"cannot prepare {sidecar}: {exc.strerror}") from None
 
 
 def keep_journal(connection: sqlite3.Connection) -> None:
