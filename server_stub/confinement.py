@@ -54,6 +54,4 @@ def confine_service(db_path: Path, port: int) -> None:
     # Nothing is created in a folder others can write: confine refuses to start there.
     if shared_write_scope(db) is None:
         prepare_database_files(db)
-    # SQLite's temporary files (large sorts) go to the one folder the service may create files in.
-    os.environ["SQLITE_TMPDIR"] = str(private_dir(db))
     confine(service_policy(db, port), SETTING)

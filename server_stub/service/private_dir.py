@@ -3,10 +3,10 @@
 Landlock grants a right on a file or on everything beneath a folder, and it cannot grant "create a
 file named X here". So the service is granted the database file and SQLite's sidecars by name
 (`<db>-journal`, `<db>-wal`, `<db>-shm`: the ones its journal mode needs are created empty before
-confinement, and the rollback journal is kept in place rather than deleted, `keep_journal`), and
+confinement, and the rollback journal is kept in place rather than deleted, `within_own_files`), and
 one folder of its own beside the database, `<db>.private/` (mode 0700): the passkey file with the
-temporary file of its atomic replacement, and SQLite's temporary files. Never the folder that holds
-the database, which may be HOME.
+temporary file of its atomic replacement. Never the folder that holds the database, which may be
+HOME.
 """
 
 from __future__ import annotations
@@ -75,8 +75,11 @@ def prepare_database_files(db_path: Path) -> None:
             raise _refused(f"cannot prepare {sidecar}: {exc.strerror}") from None
 
 
-def keep_journal(connection: sqlite3.Connection) -> None:
-    """A rollback journal is emptied at commit instead of removed, so that a confined service,
-    which may not create it again, keeps its own (WAL is left as it is)."""
+def within_own_files(connection: sqlite3.Connection) -> None:
+    """A confined service may create no file beside its database and none for SQLite's temporary
+    tables and sorts (SQLITE_TMPDIR is read once, when SQLite starts, long before confinement): so
+    those stay in memory, and a rollback journal is emptied at commit instead of removed, which
+    keeps the one made before confinement (WAL is left as it is)."""
+    connection.execute("PRAGMA temp_store = MEMORY")
     if connection.execute("PRAGMA journal_mode").fetchone()[0] == "delete":
         connection.execute("PRAGMA journal_mode = TRUNCATE")

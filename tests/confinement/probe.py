@@ -24,7 +24,8 @@ from pathlib import Path
 from server_stub.confinement import SETTING as STUB_SETTING
 from server_stub.confinement import confine_service, portal_policy
 from server_stub.files import write_json_atomically
-from server_stub.service.private_dir import keep_journal, private_dir
+from server_stub.service.db import DatabaseUnavailable, ServiceDatabase
+from server_stub.service.private_dir import private_dir, within_own_files
 from svc_mcp.confinement import SETTING as MCP_SETTING
 from svc_mcp.confinement import gateway_policy, stdio_policy
 from svc_serving import confine as confinement
@@ -93,7 +94,7 @@ def database_writes(db: Path) -> dict[str, str]:
     def transaction() -> None:
         connection = sqlite3.connect(f"file:{db}?mode=rw", uri=True, isolation_level=None)
         try:
-            keep_journal(connection)
+            within_own_files(connection)
             connection.execute("CREATE TABLE IF NOT EXISTS probe (x)")
             connection.execute("INSERT INTO probe VALUES (1)")
         finally:
@@ -102,16 +103,25 @@ def database_writes(db: Path) -> dict[str, str]:
     def passkeys() -> None:
         write_json_atomically(private_dir(db) / "webauthn.json", {"probe": True})
 
+    def sort_beyond_the_cache() -> None:
+        with ServiceDatabase(db).reading() as connection:
+            connection.execute("PRAGMA cache_size = 10")
+            connection.execute(
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) "
+                "SELECT hex(randomblob(64)) FROM n ORDER BY 1"
+            ).fetchall()
+
     return {
         "database transaction": outcome_of_sqlite(transaction),
         "passkey file replaced": outcome(passkeys),
+        "sort beyond the cache": outcome_of_sqlite(sort_beyond_the_cache),
     }
 
 
 def outcome_of_sqlite(attempt: Callable[[], object]) -> str:
     try:
         attempt()
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, DatabaseUnavailable) as exc:
         return f"sqlite: {exc}"
     return "ok"
 
