@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from server_stub.http import PageRequest, encode_cursor
+from server_stub.service.private_dir import within_own_files
 from server_stub.telemetry import child
 
 Row = dict[str, Any]
@@ -147,6 +148,11 @@ class ServiceDatabase:
                     check_same_thread=False,
                 )
             except sqlite3.Error as exc:
+                raise DatabaseUnavailable(type(exc).__name__) from None
+            try:
+                within_own_files(connection)
+            except sqlite3.Error as exc:
+                connection.close()
                 raise DatabaseUnavailable(type(exc).__name__) from None
             connection.row_factory = sqlite3.Row
             self._connection, self._identity = connection, identity

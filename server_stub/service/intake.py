@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 from server_stub.http import ApiError, Clock
 from server_stub.intel.envelope import IntelRejected, verify
+from server_stub.service.private_dir import within_own_files
 from server_stub.service.schema import format_timestamp
 from server_stub.telemetry import child
 
@@ -136,6 +137,7 @@ class IntelIntake:
                 check_same_thread=False,
                 isolation_level="IMMEDIATE",
             )
+            within_own_files(self._connection)
             self._identity = identity
         return self._connection
 

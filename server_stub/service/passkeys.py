@@ -15,8 +15,8 @@ Routes, all under PREFIX:
 The relying party comes from `RelyingPartyResolver`, the challenges from `ChallengeStore` (single
 use, expiring, bound to the browser that asked: a registration's to its session, a login's to a
 random nonce in the `svc_passkey_login` cookie set with the options), the passkeys from
-`PasskeyStore` (`<db_path>.webauthn`). User presence is always required; user verification is
-preferred, not required (the token alone is one factor too). The
+`PasskeyStore` (`<db_path>.private/webauthn.json`). User presence is always required; user
+verification is preferred, not required (the token alone is one factor too). The
 sign counter follows the WebAuthn rule as py_webauthn applies it: 0 stays allowed for authenticators
 that keep no counter, otherwise it must grow.
 """
@@ -62,7 +62,7 @@ from server_stub.service.passkey_store import (
     MAX_PASSKEYS,
     Passkey,
     PasskeyStore,
-    passkey_file,
+    open_passkey_store,
 )
 from server_stub.service.query import QueryReader, bad_request
 from server_stub.service.relying_party import RelyingParty, RelyingPartyResolver
@@ -109,7 +109,7 @@ class PasskeyRoutes:
         """Loads the passkey file; raises StartupRefused for an unusable file or setting."""
         return cls(
             authenticator,
-            PasskeyStore(passkey_file(settings.db_path)) if settings.db_path else None,
+            open_passkey_store(settings.db_path) if settings.db_path else None,
             RelyingPartyResolver(settings.webauthn_rp_id, settings.webauthn_origin),
             ChallengeStore(clock, log=authenticator.log),
             wall_clock,

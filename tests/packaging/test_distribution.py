@@ -88,7 +88,13 @@ def test_project_metadata_license_and_version() -> None:
     assert shown.stdout == f"svc-mcp {PYPROJECT['project']['version']}\n"
 
 
-GENERATED = ["svc.db", "svc.db.webauthn", "envelope.json", "portal-data/catalog.json"]
+GENERATED = [
+    "svc.db",
+    "svc.db-journal",
+    "svc.db.private/webauthn.json",
+    "envelope.json",
+    "portal-data/catalog.json",
+]
 
 
 def test_generated_data_is_ignored_and_left_out_of_the_sdist(tmp_path: Path) -> None:

@@ -24,9 +24,11 @@ from server_stub.service.passkey_store import (
     Passkey,
     PasskeyFileCorrupt,
     PasskeyStore,
+    open_passkey_store,
     passkey_file,
 )
 from server_stub.service.passkeys import PREFIX
+from server_stub.service.private_dir import make_private_dir
 from server_stub.service.relying_party import RelyingParty, RelyingPartyResolver
 from server_stub.service.settings import ServiceSettings, StartupRefused
 from tests.service.authenticator import SoftwareAuthenticator
@@ -246,9 +248,10 @@ def sample(label: str = "laptop") -> Passkey:
 
 
 def test_the_file_is_written_atomically_with_mode_0600(tmp_path: Path) -> None:
+    store = open_passkey_store(tmp_path / "service.db")
     path = passkey_file(tmp_path / "service.db")
-    assert path.name == "service.db.webauthn"
-    store = PasskeyStore(path)
+    assert store.path == path == tmp_path / "service.db.private" / "webauthn.json"
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert not path.exists()  # nothing written until something is registered
     old_umask = os.umask(0o000)
     try:
@@ -260,7 +263,7 @@ def test_the_file_is_written_atomically_with_mode_0600(tmp_path: Path) -> None:
     store.add(sample("two"))
     assert path.stat().st_ino != first_inode  # a new file replaced the old one
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["service.db.webauthn"]  # no temp left
+    assert sorted(p.name for p in path.parent.iterdir()) == ["webauthn.json"]  # no temp left
     document = json.loads(path.read_text())
     assert document["format"] == "svc.webauthn.v1"
     assert [p["label"] for p in document["passkeys"]] == ["one", "two"]
@@ -374,7 +377,32 @@ def test_a_failed_write_answers_503_and_registers_nothing(
     assert operator.get(f"{PREFIX}/credentials").json()["data"] == []
 
 
+def test_an_earlier_versions_file_moves_into_the_private_folder(
+    make_service: MakeService, demo_db: Path
+) -> None:
+    """Until this version the file sat beside the database, where a confined service may no longer
+    create its temporary file."""
+    authenticator = SoftwareAuthenticator()
+    assert register(signed_in(make_service()), authenticator).status_code == 201
+    earlier = demo_db.with_name(demo_db.name + ".webauthn")
+    passkey_file(demo_db).replace(earlier)
+    restarted = make_service()
+    assert not earlier.exists()
+    assert passkey_file(demo_db).is_file()
+    assert login(restarted.client(), authenticator).status_code == 200
+
+
+def test_a_private_folder_others_may_enter_stops_start_up(demo_db: Path) -> None:
+    folder = demo_db.with_name(demo_db.name + ".private")
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)
+    settings = ServiceSettings(api_token=TOKEN, db_path=demo_db)  # type: ignore[arg-type]
+    with pytest.raises(StartupRefused, match="mode 0700"):
+        create_app(settings)
+
+
 def test_create_app_refuses_a_corrupt_passkey_file(demo_db: Path) -> None:
+    make_private_dir(demo_db)
     passkey_file(demo_db).write_text("{")
     settings = ServiceSettings(api_token=TOKEN, db_path=demo_db)  # type: ignore[arg-type]
     with pytest.raises(PasskeyFileCorrupt):
@@ -403,6 +431,7 @@ def start_service(demo_db: Path, **env: str) -> subprocess.CompletedProcess[str]
 
 
 def test_the_server_refuses_to_start_on_a_corrupt_passkey_file(demo_db: Path) -> None:
+    make_private_dir(demo_db)
     path = passkey_file(demo_db)
     path.write_text('{"format": "svc.webauthn.v1"')
     result = start_service(demo_db)
