@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from server_stub.http import ApiError, Clock
+from server_stub.http import ApiError, Clock, storage_unavailable
 from server_stub.intel.envelope import IntelRejected, verify
 from server_stub.service.schema import format_timestamp
 from server_stub.telemetry import child
@@ -109,9 +109,7 @@ class IntelIntake:
                 ).fetchone()
         except sqlite3.Error:
             self._close()
-            raise ApiError(
-                503, "unavailable", "the intel inbox cannot be written right now"
-            ) from None
+            raise storage_unavailable("the intel inbox cannot be written right now") from None
         if held is not None and hmac.compare_digest(str(held[0]), str(row[8])):
             return Receipt(id=row[0], duplicate=True, received_at=str(held[1]))
         raise ApiError(409, "conflict", "an envelope with this id and other content exists")

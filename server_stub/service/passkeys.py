@@ -51,7 +51,14 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
-from server_stub.http import ApiError, Clock, ok, read_json_object, require_json
+from server_stub.http import (
+    ApiError,
+    Clock,
+    ok,
+    read_json_object,
+    require_json,
+    storage_unavailable,
+)
 from server_stub.service.auth import Authenticator, Via
 from server_stub.service.challenges import Ceremony, ChallengeStore
 from server_stub.service.passkey_store import (
@@ -368,6 +375,6 @@ def _storing(change: Callable[[], T]) -> T:
     try:
         return change()
     except OSError:
-        raise ApiError(
-            503, "unavailable", "the passkey file cannot be written right now; nothing was changed"
+        raise storage_unavailable(
+            "the passkey file cannot be written right now; nothing was changed"
         ) from None

@@ -19,6 +19,7 @@ from server_stub.http import (
     ok,
     read_json_object,
     require_json,
+    storage_unavailable,
 )
 from server_stub.service.auth import Authenticator, Via
 from server_stub.service.db import DatabaseUnavailable, PageOfRows, ServiceDatabase
@@ -46,7 +47,7 @@ PAGE_HEADERS = {
 
 
 def unavailable() -> ApiError:
-    return ApiError(503, "unavailable", "the service database cannot be read right now")
+    return storage_unavailable("the service database cannot be read right now")
 
 
 # The dashboard's files under /static/ (ES modules and the style sheet), read once at start.

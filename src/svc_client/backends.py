@@ -47,6 +47,10 @@ class Backend:
     """A GET that needs no credential and proves the backend answers."""
     token_scheme: str = "Bearer"  # noqa: S105 (a scheme name, not a secret)
     """How the token is sent: `Authorization: <scheme> <token>`."""
+    slots: int = 16
+    """At most this many requests of one server to this backend in flight; more calls wait their
+    turn, first come first served, within their own deadline. Each backend has its own, so a hung
+    backend holds only its own slots and never delays calls to the other."""
 
     @property
     def variables(self) -> tuple[str, ...]:
@@ -152,6 +156,11 @@ SERVICE = Backend(
 )
 
 BACKENDS: tuple[Backend, ...] = (SERVICE, PORTAL)
+
+
+def total_slots() -> int:
+    """Requests one server may have in flight to all backends at once."""
+    return sum(backend.slots for backend in BACKENDS)
 
 
 def backend_variables() -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import re
 import zlib
 from collections.abc import Iterable
@@ -28,6 +29,7 @@ from svc_client.errors import (
     RateLimited,
     ServerError,
     Unauthorized,
+    Unavailable,
     Unreachable,
 )
 from svc_client.telemetry import BackendRequest
@@ -251,6 +253,12 @@ def _failure(
         )
     if status == 429:
         return _too_many(connection, code, retry_after)
+    if status in UNAVAILABLE_STATUSES:
+        seconds = retry_after_seconds(retry_after)
+        return Unavailable(
+            f"{service} is unavailable for {request}: HTTP {status} ({said}); {_when(seconds)}",
+            retry_after=seconds,
+        )
     if 400 <= status < 500:
         return BadRequest(f"{service} refused {request}: HTTP {status} ({said})")
     if 200 <= status < 300:
@@ -258,9 +266,40 @@ def _failure(
     return ServerError(f"{service} failed to answer {request}: HTTP {status} ({said})")
 
 
+UNAVAILABLE_STATUSES = frozenset({502, 503, 504})
+"""A gateway or the backend itself says it cannot answer now: a later retry may succeed."""
+MAX_RETRY_AFTER_SECONDS = 24 * 3600
+
+
+def retry_after_seconds(raw: str | None) -> int | None:
+    """A `Retry-After` value (seconds or an HTTP date) as whole seconds from now, at most a day;
+    None when absent or unreadable."""
+    if not raw:
+        return None
+    text = raw.strip()
+    if text.isdigit():
+        return min(int(text), MAX_RETRY_AFTER_SECONDS)
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    from datetime import UTC, datetime
+
+    seconds = math.ceil((when - datetime.now(UTC)).total_seconds())
+    return min(max(seconds, 0), MAX_RETRY_AFTER_SECONDS)
+
+
+def _when(seconds: int | None) -> str:
+    return f"retry after {seconds} seconds" if seconds is not None else "retry later"
+
+
 def _too_many(connection: Connection, code: object, raw: str | None) -> CallError:
-    retry_after = int(raw) if raw and raw.isdigit() else None
-    when = f"retry after {retry_after} seconds" if retry_after is not None else "retry later"
+    retry_after = retry_after_seconds(raw)
+    when = _when(retry_after)
     if code == "rate_limited":
         return RateLimited(
             f"{connection.service} is rate limiting requests: {when}; not retried automatically",

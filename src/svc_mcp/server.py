@@ -39,6 +39,7 @@ from mcp.types import (
     ToolAnnotations,
 )
 
+from svc_client.backends import BACKENDS
 from svc_client.calls import call_tool
 from svc_client.client import new_http_client
 from svc_client.errors import CallError, NotFound
@@ -63,13 +64,6 @@ TOOL_LIST_TTL_MS = 10 * 60 * 1000
 change only when the process restarts with other toolsets or another version; ten minutes bounds
 how long a client keeps an old list after such a restart."""
 
-BACKEND_SLOTS = 16
-"""At most this many backend requests of one server in flight; more calls wait their turn, first
-come first served. Below httpx's 20 kept-alive connections, so no call opens a new connection,
-and httpcore's pool bookkeeping, which grows with requests times connections, stays small (with
-50 calls in flight, a profile of the gateway put it at about a quarter of its CPU)."""
-
-
 log = logging.getLogger(__name__)
 
 
@@ -80,7 +74,8 @@ def build_server(
     `http` client. `transport` (`pipe`, `tcp`) is what its spans say it is served over."""
     tools = {spec.name: _tool(spec) for spec in specs}
     rows = {spec.name: (spec, spec.agent_defaults()) for spec in specs}
-    slots = anyio.Semaphore(BACKEND_SLOTS)
+    # Per backend (`Backend.slots`): a hung backend holds its own slots only.
+    slots = {backend.name: anyio.Semaphore(backend.slots) for backend in BACKENDS}
     listing = ListToolsResult(tools=list(tools.values()))
     views = view_documents(specs)
     # For a client that declared MCP Apps: the same list, each view tool linked to its view. It
@@ -108,8 +103,7 @@ def build_server(
             name: value for name, value in (params.arguments or {}).items() if value is not None
         }
         try:
-            async with slots:
-                return await _run(spec, {**defaults, **given}, http)
+            return await _run(spec, {**defaults, **given}, http, slots[spec.backend.name])
         except Exception:
             # A bug, not a failure the product names: its text stays in the server's log.
             log.exception("Tool %r raised an unexpected exception", spec.name)
@@ -267,10 +261,10 @@ def _tool(spec: ToolSpec) -> Tool:
 
 
 async def _run(
-    spec: ToolSpec, arguments: dict[str, Any], http: httpx.AsyncClient
+    spec: ToolSpec, arguments: dict[str, Any], http: httpx.AsyncClient, slot: anyio.Semaphore
 ) -> CallToolResult:
     try:
-        result = await call_tool(spec, arguments, http)
+        result = await call_tool(spec, arguments, http, slot)
     except CallError as error:
         return _error_result(error)
     return CallToolResult(

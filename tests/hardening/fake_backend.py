@@ -35,11 +35,14 @@ REFUSALS: dict[str, tuple[int, str, bytes]] = {
     "locked": (429, "application/json", _envelope("locked_out", "too many failures")),
     "limited": (429, "application/json", _envelope("rate_limited", "slow down")),
     "unavailable": (503, "application/json", _envelope("unavailable", "data unreadable")),
+    "bad-gateway": (502, "text/html", b"<html><body>502 Bad Gateway</body></html>"),
+    "gateway-timeout": (504, "text/html", b"<html><body>504 Gateway Time-out</body></html>"),
 }
 """Well-formed refusals that the stubs never give in these tests' set-ups."""
 HEADERS: dict[str, dict[str, str]] = {
     "locked": {"Retry-After": "840"},
     "limited": {"Retry-After": "30"},
+    "unavailable": {"Retry-After": "7"},
 }
 
 ARRIVALS: Counter[str] = Counter()
