@@ -30,6 +30,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from svc_client.client import new_http_client
+from svc_client.errors import Misconfigured
 from svc_client.failures import FailureKind
 from svc_client.gateway_token import (
     MIN_TOKEN_CHARS,
@@ -37,12 +38,13 @@ from svc_client.gateway_token import (
     ensure_gateway_token,
     gateway_token_path,
 )
-from svc_client.settings import GATEWAY_TOKEN_VARIABLE
+from svc_client.settings import GATEWAY_TOKEN_VARIABLE, timeout_seconds
 from svc_client.telemetry import GATEWAY_ROOT_SAMPLE_RATIO
 from svc_client.telemetry import setup as setup_telemetry
 from svc_client.toolspec import ToolSpec
 from svc_mcp.confinement import confine_gateway
 from svc_mcp.gateway_sockets import listening
+from svc_mcp.gateway_stop import GatewayServer, graceful_seconds
 from svc_mcp.server import build_server
 from svc_serving.bounded import BoundedHttpTools, bounded_protocol, is_loopback, serving_limits
 from svc_serving.secrets_check import guessable
@@ -274,7 +276,8 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
     auth = required_token(options, gateway_token())
     try:
         http_protocol = bounded_protocol(BoundedHttpTools, serving_limits())
-    except ValueError as exc:
+        call_timeout = timeout_seconds()
+    except (ValueError, Misconfigured) as exc:
         raise GatewayRefused(str(exc)) from None
     with listening(options.host, options.port, options.uds) as sockets:
         # Before any thread starts (Landlock confines the calling thread's descendants only) and
@@ -302,7 +305,7 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
                 proxy_headers=False,
                 server_header=False,
                 log_level="warning",
-                timeout_graceful_shutdown=5,
+                timeout_graceful_shutdown=graceful_seconds(call_timeout),
                 # httptools, bounded; the event loop is the one the caller runs this coroutine in.
                 http=http_protocol,
             )
@@ -313,4 +316,4 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
             )
             print(f"svc-mcp: serving MCP at {where}", file=sys.stderr)
             print(f"svc-mcp: {auth.notice}", file=sys.stderr)
-            await uvicorn.Server(config).serve(sockets=sockets)
+            await GatewayServer(config).serve(sockets=sockets)

@@ -14,6 +14,28 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SLOW_SECONDS = 5.0
 """How long the slow modes take, far beyond the client timeout the tests set."""
+HANG_SECONDS = 12.0
+"""How long `hang` holds a request: beyond the 5 s a stop used to wait."""
+LATE_SECONDS = 1.0
+"""How long `late` takes before it answers `get_system` well."""
+SYSTEM = {
+    "mode": "running",
+    "trading_enabled": True,
+    "mode_reason": None,
+    "account": "fake",
+    "base_currency": "USD",
+    "equity": 1.0,
+    "cash": 1.0,
+    "gross_exposure": 0.0,
+    "net_exposure": 0.0,
+    "unrealized_pnl": 0.0,
+    "open_positions": 0,
+    "open_orders": 0,
+    "daemon_version": "0",
+    "started_at": "2026-01-01T00:00:00Z",
+    "last_heartbeat_at": "2026-01-01T00:00:00Z",
+    "updated_at": "2026-01-01T00:00:00Z",
+}
 
 
 def _envelope(code: str, message: str) -> bytes:
@@ -63,6 +85,12 @@ class _Handler(BaseHTTPRequestHandler):
         elif mode == "slow":
             time.sleep(SLOW_SECONDS)
             self._send(200, "application/json", b'{"ok": true, "data": {}}')
+        elif mode == "hang":
+            time.sleep(HANG_SECONDS)
+            self._send(200, "application/json", b'{"ok": true, "data": {}}')
+        elif mode == "late":
+            time.sleep(LATE_SECONDS)
+            self._send(200, "application/json", json.dumps({"ok": True, "data": SYSTEM}).encode())
         elif mode == "trickle":
             self._trickle()
         else:
