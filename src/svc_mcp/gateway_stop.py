@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import signal
 from collections.abc import Iterator
 
 import uvicorn
@@ -25,11 +26,17 @@ def graceful_seconds(call_timeout: float) -> int:
 
 
 class GatewayServer(uvicorn.Server):
-    """A uvicorn server whose stop on a signal is the end of the service, exit 0."""
+    """A uvicorn server whose stop on a signal is the end of the service, exit 0: the signals
+    start the graceful stop, as uvicorn's own handler does, and are not raised again after it."""
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
-        with super().capture_signals():
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in STOP_SIGNALS}
+        try:
             yield
-            # The stop was asked for and done: nothing is left for the signal to do.
-            self._captured_signals.clear()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)

@@ -44,8 +44,10 @@ from svc_client.calls import call_tool
 from svc_client.client import new_http_client
 from svc_client.errors import CallError, NotFound
 from svc_client.schemas import output_schema
+from svc_client.settings import TIMEOUT_SECONDS, timeout_seconds
 from svc_client.toolspec import ToolSpec
 from svc_mcp.spans import RequestSpans
+from svc_mcp.stdio_stop import AnsweringStream, stdin_lines, stop_on_sigterm
 from svc_mcp.views import ViewDocument, view_documents, view_uri
 
 SERVER_NAME = "svc-mcp"
@@ -286,6 +288,24 @@ def _failure(text: str) -> CallToolResult:
 
 
 async def serve_stdio(specs: Sequence[ToolSpec]) -> None:
-    async with new_http_client() as http, stdio_server() as (read, write):
+    """Serves until the host closes stdin or sends SIGTERM; either way the calls already read
+    are answered first (svc_mcp.stdio_stop)."""
+    lines = await stdin_lines(grace=stop_grace_seconds())
+    async with new_http_client() as http, stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
         server = build_server(specs, http)
-        await server.run(read, write, server.create_initialization_options())
+        if lines is None:
+            await server.run(read, write, server.create_initialization_options())
+            return
+        async with anyio.create_task_group() as group:
+            group.start_soon(stop_on_sigterm, lines)
+            answering = AnsweringStream(write, lines)
+            await server.run(read, answering, server.create_initialization_options())
+            group.cancel_scope.cancel()
+
+
+def stop_grace_seconds() -> float:
+    """How long a stop waits for the calls in flight: longer than any one may take."""
+    try:
+        return timeout_seconds() + 1.0
+    except CallError:  # a bad setting; each call reports it
+        return TIMEOUT_SECONDS + 1.0

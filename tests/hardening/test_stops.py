@@ -157,7 +157,9 @@ def test_the_stdio_server_answers_calls_in_flight_before_it_stops(stop: str) -> 
                 process.send_signal(signal.SIGTERM)
             else:
                 process.stdin.close()
-            out, err = process.communicate(timeout=LATE_SECONDS + 10)
+            process.wait(timeout=LATE_SECONDS + 10)
+            out = process.stdout.read()
+            err = process.stderr.read() if process.stderr else b""
         finally:
             process.kill()
     took = time.monotonic() - started
