@@ -75,6 +75,10 @@ def serve(
             f"no database at {settings.db_path}: check the path, or create one with "
             f"`svc-stub demo-data service --db {settings.db_path}`"
         )
+    from server_stub.service.storage import start_problem
+
+    if problem := start_problem(settings.db_path):
+        raise _fail(problem)
     for warning in warnings:
         typer.echo(warning, err=True)
     from server_stub.telemetry import setup

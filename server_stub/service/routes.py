@@ -26,6 +26,7 @@ from server_stub.service.db import DatabaseUnavailable, PageOfRows, ServiceDatab
 from server_stub.service.intake import IntelIntake, parse_envelope
 from server_stub.service.query import IDENTIFIER, PAGING, QueryReader, bad_request
 from server_stub.service.sessions import SESSION_COOKIE
+from server_stub.service.storage import StorageFault, corrupt
 
 ORDER_STATUSES = ("new", "partially_filled", "filled", "cancelled", "rejected")
 OPEN_ORDER_STATUSES = ("new", "partially_filled")
@@ -124,7 +125,8 @@ class ServiceRoutes:
         return self._live
 
     async def ready(self, request: Request) -> Response:
-        if not self.db.is_ready():
+        # Ready only when the service can answer both reads and writes.
+        if not self.db.is_ready() or not self.intake.writable():
             raise unavailable()
         return ok({"status": "ready"})
 
@@ -257,8 +259,8 @@ class ServiceRoutes:
     def _read(self, read: Callable[[], Any]) -> Any:
         try:
             return read()
-        except DatabaseUnavailable:
-            raise unavailable() from None
+        except DatabaseUnavailable as exc:
+            raise (corrupt() if exc.fault is StorageFault.CORRUPT else unavailable()) from None
 
     def _page(self, read: Callable[[], PageOfRows]) -> Response:
         page: PageOfRows = self._read(read)

@@ -1,0 +1,138 @@
+"""Storage faults of the data service that used to pass in silence (issue 33, findings 5, 6, 9):
+a corrupted database (refused at start, permanent while serving, readiness fails), a full disk
+(a tmpfs this test mounts; one log line per class however many writes fail), and a held write lock
+(concurrent submits each wait at most the bound, not the bound times their number)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+
+from server_stub.service.intake import WRITE_BUSY_SECONDS
+from tests.hardening.test_service_faults import envelope, exclusive_lock, stored_ids
+from tests.mcp.conftest import SVC_STUB, ServiceStub, service_stub
+from tests.support import CONFINED
+
+PAGE = 4096
+
+
+def corrupt_copy(db: Path, to: Path) -> None:
+    """`db` with every page but the first (the header and the schema) overwritten: what a torn
+    or botched copy leaves."""
+    data = bytearray(db.read_bytes())
+    for start in range(2 * PAGE, len(data) - PAGE, PAGE):
+        data[start : start + PAGE] = (b"\xa5\x5a" * (PAGE // 2))[:PAGE]
+    to.write_bytes(bytes(data))
+
+
+def storage_lines(log: str, fault: str) -> list[str]:
+    return [line for line in log.splitlines() if f"storage fault {fault}" in line]
+
+
+def test_a_corrupted_database_is_refused_at_start(tmp_path: Path) -> None:
+    good = tmp_path / "good.db"
+    subprocess.run([SVC_STUB, "demo-data", "service", "--db", str(good)], check=True)
+    bad = tmp_path / "service.db"
+    corrupt_copy(good, bad)
+    done = subprocess.run(
+        [sys.executable, "-m", "server_stub", "service", "--db", str(bad), "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**CONFINED, **os.environ},
+    )
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "quick_check" in lines[0]
+    assert "restore it from a backup" in lines[0]
+    assert "Traceback" not in done.stderr
+
+
+def test_corruption_while_serving_is_permanent_and_not_ready(service: ServiceStub) -> None:
+    bad = service.db.with_name("bad.db")
+    corrupt_copy(service.db, bad)
+    with httpx.Client(base_url=service.base_url, headers=service.headers(), timeout=15) as http:
+        assert http.get("/health/ready").status_code == 200
+        os.replace(bad, service.db)  # a restore from a bad copy: a new file under the same name
+        answers = [http.post("/api/v1/intel", json=envelope(f"c{n}")) for n in range(3)]
+        answers += [http.get("/api/v1/orders") for _ in range(3)]
+        for answer in answers:
+            assert answer.status_code == 500, answer.text
+            assert answer.json()["error"]["code"] == "storage_corrupt"
+            assert "Retry-After" not in answer.headers
+        assert http.get("/health/ready").status_code == 503
+    log = service.log_path.read_text()
+    assert len(storage_lines(log, "corrupt")) == 1, log
+    assert "Traceback" not in log
+
+
+@contextlib.contextmanager
+def small_tmpfs(where: Path, size: str) -> Iterator[Path]:
+    where.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)])
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN)")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def fill(folder: Path) -> Path:
+    """Fills the file system of `folder`; returns the file that holds the space."""
+    filler = folder / "filler"
+    with filler.open("wb") as out, contextlib.suppress(OSError):
+        while True:
+            out.write(b"\0" * 65536)
+            out.flush()
+    return filler
+
+
+def test_a_full_disk_is_logged_once_refused_with_retry_after_and_not_ready(
+    tmp_path: Path,
+) -> None:
+    with (
+        small_tmpfs(tmp_path / "small", "2m") as small,
+        service_stub(small, "--no-access-log") as s,
+    ):
+        with httpx.Client(base_url=s.base_url, headers=s.headers(), timeout=15) as http:
+            before = stored_ids(s.db)
+            filler = fill(small)
+            refused = [http.post("/api/v1/intel", json=envelope(f"full{n}")) for n in range(5)]
+            for answer in refused:
+                assert answer.status_code == 503, answer.text
+                assert answer.headers.get("Retry-After") == "2"
+            assert http.get("/health/ready").status_code == 503
+            filler.unlink()
+            assert http.get("/health/ready").status_code == 200
+            assert http.post("/api/v1/intel", json=envelope("room")).status_code == 201
+            assert stored_ids(s.db) == before | {"room"}
+        log = s.log_path.read_text()
+    assert len(storage_lines(log, "disk_full")) == 1, log
+    assert "free space" in storage_lines(log, "disk_full")[0]
+
+
+def test_concurrent_submits_wait_for_a_held_lock_at_most_the_bound(service: ServiceStub) -> None:
+    def submit(n: int) -> tuple[int, float]:
+        with httpx.Client(base_url=service.base_url, headers=service.headers()) as http:
+            started = time.monotonic()
+            answer = http.post("/api/v1/intel", json=envelope(f"wait{n}"), timeout=15)
+            return answer.status_code, time.monotonic() - started
+
+    with exclusive_lock(service.db), ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(submit, range(4)))
+    for status, took in results:
+        assert status == 503
+        assert took < WRITE_BUSY_SECONDS + 0.9, results
+    log = service.log_path.read_text()
+    assert len(storage_lines(log, "locked")) == 1, log
