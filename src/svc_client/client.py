@@ -19,6 +19,7 @@ from svc_client.connection import (
     Connection,
     Payload,
     answer,
+    check_length,
     request_body,
     request_headers,
     unreachable,
@@ -80,6 +81,7 @@ async def fetch(
             ) as response:
                 if exchange is not None:
                     exchange.status = response.status_code
+                check_length(connection, request, response.headers.get("Content-Length"))
                 reader = BodyReader(connection, request, response.headers.get("Content-Encoding"))
                 # Raw bytes: httpx would inflate a whole compressed chunk before we could count.
                 async for chunk in response.aiter_raw():

@@ -53,6 +53,8 @@ class Connection:
     credential_variable: str
     """What to set to change the token, as messages name it."""
     token_scheme: str = "Bearer"  # noqa: S105 (a scheme name, not a secret)
+    max_answer_bytes: int = MAX_RESPONSE_BYTES
+    """The largest answer read from this backend (`Backend.max_answer_bytes`)."""
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"{self.token_scheme} {self.token}"} if self.token else {}
@@ -104,8 +106,15 @@ class Payload:
 def too_large(connection: Connection, request: str) -> ServerError:
     return ServerError(
         f"{connection.service} answered {request} with more than "
-        f"{MAX_RESPONSE_BYTES // (1024 * 1024)} MiB; refused"
+        f"{connection.max_answer_bytes / (1024 * 1024):g} MiB; refused"
     )
+
+
+def check_length(connection: Connection, request: str, content_length: str | None) -> None:
+    """Refuses an answer that says it is too large before a byte of its body is read."""
+    text = (content_length or "").strip()
+    if text.isdigit() and int(text) > connection.max_answer_bytes:
+        raise too_large(connection, request)
 
 
 def request_headers(
@@ -130,7 +139,8 @@ def request_body(json_body: Any) -> bytes | None:
 
 
 class BodyReader:
-    """Collects an answer's body as it streams, refused past MAX_RESPONSE_BYTES once decoded.
+    """Collects an answer's body as it streams, refused past the backend's `max_answer_bytes`
+    once decoded.
 
     We ask for `identity`; a backend that compresses anyway with gzip or deflate is inflated
     here a bounded piece at a time (a few KiB of gzip can inflate to gigabytes), and any other
@@ -159,7 +169,8 @@ class BodyReader:
             return
         data = chunk
         while data:
-            self._keep(inflater.decompress(data, MAX_RESPONSE_BYTES + 1 - self._size))
+            limit = self._connection.max_answer_bytes
+            self._keep(inflater.decompress(data, limit + 1 - self._size))
             data = inflater.unconsumed_tail
 
     def body(self) -> bytes:
@@ -169,7 +180,7 @@ class BodyReader:
 
     def _keep(self, data: bytes) -> None:
         self._size += len(data)
-        if self._size > MAX_RESPONSE_BYTES:
+        if self._size > self._connection.max_answer_bytes:
             raise too_large(self._connection, self._request)
         self._chunks.append(data)
 

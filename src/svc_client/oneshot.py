@@ -22,6 +22,7 @@ from svc_client.connection import (
     Connection,
     Payload,
     answer,
+    check_length,
     request_body,
     request_headers,
     unreachable,
@@ -75,6 +76,7 @@ def fetch_once(
         response = conn.getresponse()
         if exchange is not None:
             exchange.status = response.status
+        check_length(connection, request, response.getheader("Content-Length"))
         raw = _read_bounded(
             response,
             sock,

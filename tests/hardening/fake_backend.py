@@ -91,6 +91,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif mode == "late":
             time.sleep(LATE_SECONDS)
             self._send(200, "application/json", json.dumps({"ok": True, "data": SYSTEM}).encode())
+        elif mode == "huge":
+            self._huge()
         elif mode == "trickle":
             self._trickle()
         else:
@@ -126,6 +128,18 @@ class _Handler(BaseHTTPRequestHandler):
         token = sent.partition(" ")[2]
         said = f"bad credential {sent!r} {token} {base64.b64encode(token.encode()).decode()}"
         self._send(401, "application/json", _envelope("unauthorized", said))
+
+    def _huge(self) -> None:
+        """Says a gigabyte follows, sends a few bytes, then holds the connection."""
+        with contextlib.suppress(OSError):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(1 << 30))
+            self.end_headers()
+            self.wfile.write(b'{"ok": true, "data": "')
+            self.wfile.flush()
+            time.sleep(SLOW_SECONDS)
+        self.close_connection = True
 
     def _trickle(self) -> None:
         """Headers at once, then one byte every 0.1 s: no single read ever times out."""

@@ -96,6 +96,21 @@ def test_garbage_answers_are_server_errors(backend: str, tool: str) -> None:
         assert expected in said, (mode, said)
 
 
+def test_an_answer_too_large_is_refused_on_its_content_length(backend: str) -> None:
+    """Refused at once from its headers (issue 33, finding 7): nothing of it is read or kept."""
+    env = {"SVC_MCP_TIMEOUT_SECONDS": "30", "PORTAL_API_BASE": f"{backend}/huge"}
+    started = time.monotonic()
+    done = subprocess.run(
+        [SVC_MCP, "portal_catalog"], capture_output=True, text=True, env=process_env(env)
+    )
+    took_cli = time.monotonic() - started
+    result, took_mcp = asyncio.run(call(f"{backend}/huge"))
+    for said, took in ((done.stderr, took_cli), (text(result), took_mcp)):
+        assert "server_error: " in said
+        assert "with more than 16 MiB; refused" in said, said
+        assert took < SLOW_SECONDS - 1, said
+
+
 def message(payload: dict[str, object]) -> bytes:
     return (json.dumps({"jsonrpc": "2.0", **payload}) + "\n").encode()
 
