@@ -138,3 +138,18 @@ def still_failing(fault: StorageFault, path: Path) -> bool:
         # The file and its folder (where SQLite writes its journal) must both be writable.
         return not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
     return False
+
+
+def use_wal(path: Path) -> str | None:
+    """Puts the database in WAL mode (kept in the file), so readers never wait on the writer
+    and the writer never waits on readers; SQLite keeps its sidecars beside it, under their
+    standard names `<db>-wal` and `<db>-shm`. Why it cannot, or None."""
+    try:
+        connection = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=rw", uri=True)
+        try:
+            mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        finally:
+            connection.close()
+    except sqlite3.Error as exc:
+        return f"cannot switch the database at {path} to WAL mode ({exc})"
+    return None if str(mode).lower() == "wal" else f"the database at {path} stays in {mode} mode"
