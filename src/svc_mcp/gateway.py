@@ -15,13 +15,14 @@ It keeps no session: every POST is answered on its own, as JSON, in both protoco
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import ipaddress
 import os
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import uvicorn
@@ -43,6 +44,7 @@ from svc_client.telemetry import GATEWAY_ROOT_SAMPLE_RATIO
 from svc_client.telemetry import setup as setup_telemetry
 from svc_client.toolspec import ToolSpec
 from svc_mcp.confinement import confine_gateway
+from svc_mcp.gateway_activation import activated_sockets, beyond_loopback
 from svc_mcp.gateway_sockets import listening
 from svc_mcp.gateway_stop import GatewayServer, graceful_seconds
 from svc_mcp.server import build_server
@@ -273,13 +275,22 @@ class NoStandaloneStream:
 
 
 async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None:
+    inherited = activated_sockets()
+    if inherited and (remote := beyond_loopback(inherited)):
+        # A systemd socket on another address is a bind there: the same rule as --host.
+        options = replace(options, host=remote)
     auth = required_token(options, gateway_token())
     try:
         http_protocol = bounded_protocol(BoundedHttpTools, serving_limits())
         call_timeout = timeout_seconds()
     except (ValueError, Misconfigured) as exc:
         raise GatewayRefused(str(exc)) from None
-    with listening(options.host, options.port, options.uds) as sockets:
+    bound = (
+        contextlib.nullcontext(inherited)
+        if inherited
+        else listening(options.host, options.port, options.uds)
+    )
+    with bound as sockets:
         # Before any thread starts (Landlock confines the calling thread's descendants only) and
         # after the listening socket exists: the confined gateway binds nothing.
         confine_gateway()
@@ -310,7 +321,9 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
                 http=http_protocol,
             )
             where = (
-                f"the Unix socket {options.uds} (mode 0600)"
+                "the sockets systemd passed"
+                if inherited
+                else f"the Unix socket {options.uds} (mode 0600)"
                 if options.uds is not None
                 else f"http://{_url_host(options.host)}:{options.port}{options.path}"
             )

@@ -88,6 +88,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif mode == "hang":
             time.sleep(HANG_SECONDS)
             self._send(200, "application/json", b'{"ok": true, "data": {}}')
+        elif mode == "fast":
+            self._send(200, "application/json", json.dumps({"ok": True, "data": SYSTEM}).encode())
         elif mode == "late":
             time.sleep(LATE_SECONDS)
             self._send(200, "application/json", json.dumps({"ok": True, "data": SYSTEM}).encode())
