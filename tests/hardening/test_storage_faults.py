@@ -19,8 +19,8 @@ import pytest
 
 from server_stub.service.intake import WRITE_BUSY_SECONDS
 from tests.hardening.test_service_faults import envelope, exclusive_lock, stored_ids
-from tests.mcp.conftest import SVC_STUB, ServiceStub, service_stub
-from tests.support import CONFINED
+from tests.mcp.conftest import INTEL_KEY, SERVICE_TOKEN, SVC_STUB, ServiceStub, service_stub
+from tests.support import CONFINED, free_port, running_server
 
 PAGE = 4096
 
@@ -136,3 +136,64 @@ def test_concurrent_submits_wait_for_a_held_lock_at_most_the_bound(service: Serv
         assert took < WRITE_BUSY_SECONDS + 0.9, results
     log = service.log_path.read_text()
     assert len(storage_lines(log, "locked")) == 1, log
+
+
+@contextlib.contextmanager
+def read_only_view(folder: Path, view: Path) -> Iterator[Path]:
+    """`folder` seen through a read-only bind mount at `view` (as root: chmod would stop
+    nothing), made writable again by `writable(view)`."""
+    view.mkdir()
+    if subprocess.run(["mount", "--bind", str(folder), str(view)]).returncode != 0:
+        pytest.skip("cannot bind-mount here (needs root with CAP_SYS_ADMIN)")
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(view)], check=True)
+        yield view
+    finally:
+        subprocess.run(["umount", "-l", str(view)], check=False)
+
+
+def writable(view: Path) -> None:
+    subprocess.run(["mount", "-o", "remount,rw,bind", str(view)], check=True)
+
+
+def test_lost_write_access_is_logged_once_refused_and_not_ready(tmp_path: Path) -> None:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    subprocess.run(
+        [SVC_STUB, "demo-data", "service", "--db", str(folder / "service.db")], check=True
+    )
+    with (
+        read_only_view(folder, tmp_path / "view") as view,
+        service_stub_on(view, tmp_path) as s,
+        httpx.Client(base_url=s.base_url, headers=s.headers(), timeout=15) as http,
+    ):
+        assert http.get("/api/v1/positions").status_code == 200  # reads still work
+        refused = [http.post("/api/v1/intel", json=envelope(f"ro{n}")) for n in range(5)]
+        for answer in refused:
+            assert answer.status_code == 503, answer.text
+            assert answer.headers.get("Retry-After") == "2"
+        assert http.get("/health/ready").status_code == 503
+        writable(view)
+        assert http.get("/health/ready").status_code == 200
+        assert http.post("/api/v1/intel", json=envelope("rw")).status_code == 201
+        log = s.log_path.read_text()
+    assert len(storage_lines(log, "read_only")) == 1, log
+    assert "write access" in storage_lines(log, "read_only")[0]
+
+
+@contextlib.contextmanager
+def service_stub_on(folder: Path, logs: Path) -> Iterator[ServiceStub]:
+    """The service stub on the database already in `folder`, its log in `logs`."""
+    db = folder / "service.db"
+    port = free_port()
+    env = {"SERVICE_API_TOKEN": SERVICE_TOKEN, "SERVICE_INTEL_HMAC": INTEL_KEY}
+    with running_server(
+        ["-m", "server_stub", "service", "--db", str(db), "--port", str(port), "--no-access-log"],
+        port=port,
+        log_path=logs / "service.log",
+        ready_path="/health/live",
+        env=env,
+    ) as server:
+        yield ServiceStub(
+            base_url=server.base_url, db=db, log_path=server.log_path, pid=server.process.pid
+        )
