@@ -38,8 +38,7 @@ def test_a_resolver_that_never_answers_is_bounded_by_the_timeout(tmp_path: Path)
         f"mount --bind {resolv} /etc/resolv.conf && "
         f"{{ {sys.executable} {tmp_path / 'dns.py'} > {tmp_path / 'dns.log'} 2>&1 & }} && "
         f"until grep -q listening {tmp_path / 'dns.log'}; do sleep 0.05; done && "
-        'started=$(date +%s.%N); "$SVC_MCP" portal_catalog; code=$?; '
-        'echo "took $(echo "$(date +%s.%N) - $started" | bc)" >&2; kill $!; exit $code'
+        '"$SVC_MCP" portal_catalog; code=$?; kill $!; exit $code'
     )
     env = process_env(
         {
