@@ -23,7 +23,7 @@ from tests.support import Server, free_port, running_server
 TIMEOUT_SECONDS = 2.0
 HUNG_CLIENTS = 20
 PORTAL_CLIENTS = 4
-PHASE_SECONDS = 3.0
+PHASE_SECONDS = 4.0
 MIN_RATIO = 0.8
 
 
