@@ -53,7 +53,14 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
-from server_stub.http import ApiError, Clock, ok, read_json_object, require_json
+from server_stub.http import (
+    ApiError,
+    Clock,
+    ok,
+    read_json_object,
+    require_json,
+    storage_unavailable,
+)
 from server_stub.service.auth import Authenticator, Via, rate_limited
 from server_stub.service.challenges import Ceremony, ChallengeStore, ChallengeTableFull, Redeemed
 from server_stub.service.guard import LoginRefused
@@ -383,6 +390,6 @@ def _storing(change: Callable[[], T]) -> T:
     try:
         return change()
     except OSError:
-        raise ApiError(
-            503, "unavailable", "the passkey file cannot be written right now; nothing was changed"
+        raise storage_unavailable(
+            "the passkey file cannot be written right now; nothing was changed"
         ) from None

@@ -26,6 +26,7 @@ from svc_mcp.core.errors import (
     RateLimited,
     ServerError,
     Unauthorized,
+    Unavailable,
     Unreachable,
 )
 from svc_mcp.core.toolspec import ToolSpec
@@ -185,14 +186,14 @@ ERRORS = [
     pytest.param(
         503,
         error("unavailable", "data directory unreadable"),
-        {},
+        {"Retry-After": "7"},
         TOKEN,
-        ServerError,
-        "HTTP 503 (unavailable: data directory unreadable)",
+        Unavailable,
+        "HTTP 503 (unavailable: data directory unreadable); retry after 7 seconds",
         id="503",
     ),
     pytest.param(
-        502, "<html>bad gateway</html>", {}, TOKEN, ServerError, "no error envelope", id="502 html"
+        502, "<html>bad gateway</html>", {}, TOKEN, Unavailable, "no error envelope", id="502 html"
     ),
     pytest.param(
         200, {"data": [1]}, {}, TOKEN, ServerError, "without the documented envelope", id="no ok"
@@ -229,7 +230,7 @@ def test_each_failure_is_typed_and_says_what_to_do(
     assert says in str(raised.value)
     assert "\n" not in str(raised.value)
     assert TOKEN not in str(raised.value)
-    if isinstance(raised.value, LockedOut | RateLimited):
+    if isinstance(raised.value, LockedOut | RateLimited | Unavailable):
         assert raised.value.retry_after == (int(headers["Retry-After"]) if headers else None)
     if isinstance(raised.value, LockedOut):
         # The locked caller's token was not checked: the hint names the lockout, not the token.

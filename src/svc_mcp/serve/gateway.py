@@ -17,11 +17,12 @@ It keeps no session: every POST is answered on its own, as JSON, in both protoco
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import uvicorn
@@ -29,13 +30,16 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp
 
 from svc_mcp.core.client import new_http_client
-from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE
+from svc_mcp.core.errors import Misconfigured
+from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE, timeout_seconds
 from svc_mcp.core.telemetry import GATEWAY_ROOT_SAMPLE_RATIO
 from svc_mcp.core.telemetry import setup as setup_telemetry
 from svc_mcp.core.toolspec import ToolSpec
 from svc_mcp.serve.confinement import confine_gateway
+from svc_mcp.serve.gateway_activation import activated_sockets, beyond_loopback
 from svc_mcp.serve.gateway_gates import BearerGate, NoStandaloneStream, StrictHostAndOrigin
 from svc_mcp.serve.gateway_sockets import listening
+from svc_mcp.serve.gateway_stop import GatewayServer, graceful_seconds
 from svc_mcp.serve.gateway_token import (
     MIN_TOKEN_CHARS,
     GatewayTokenFileError,
@@ -202,12 +206,22 @@ def _url_host(host: str) -> str:
 
 
 async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None:
+    inherited = activated_sockets()
+    if inherited and (remote := beyond_loopback(inherited)):
+        # A systemd socket on another address is a bind there: the same rule as --host.
+        options = replace(options, host=remote)
     oauth, auth = oauth_and_token(options, gateway_token())
     try:
         http_protocol = bounded_protocol(BoundedHttpTools, serving_limits())
-    except ValueError as exc:
+        call_timeout = timeout_seconds()
+    except (ValueError, Misconfigured) as exc:
         raise GatewayRefused(str(exc)) from None
-    with listening(options.host, options.port, options.uds) as sockets:
+    bound = (
+        contextlib.nullcontext(inherited)
+        if inherited
+        else listening(options.host, options.port, options.uds)
+    )
+    with bound as sockets:
         # Before any thread starts (Landlock confines the calling thread's descendants only) and
         # after the listening socket exists: the confined gateway binds nothing.
         confine_gateway(oauth)
@@ -239,12 +253,14 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
                 proxy_headers=False,
                 server_header=False,
                 log_level="warning",
-                timeout_graceful_shutdown=5,
+                timeout_graceful_shutdown=graceful_seconds(call_timeout),
                 # httptools, bounded; the event loop is the one the caller runs this coroutine in.
                 http=http_protocol,
             )
             where = (
-                f"the Unix socket {options.uds} (mode 0600)"
+                "the sockets systemd passed"
+                if inherited
+                else f"the Unix socket {options.uds} (mode 0600)"
                 if options.uds is not None
                 else f"http://{_url_host(options.host)}:{options.port}{options.path}"
             )
@@ -252,4 +268,4 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
             static = auth.notice if auth is not None else None
             for notice in start_notices(oauth, static, unused_token=gateway_token() is not None):
                 print(f"svc-mcp: {notice}", file=sys.stderr)
-            await uvicorn.Server(config).serve(sockets=sockets)
+            await GatewayServer(config).serve(sockets=sockets)
