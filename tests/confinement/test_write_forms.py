@@ -17,6 +17,8 @@ import pytest
 
 from tests.support import ROOT
 
+pytestmark = pytest.mark.e2e
+
 WRITE_FORMS = [
     "open for writing",
     "create",

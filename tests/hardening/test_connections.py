@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.e2e import e2e_fixture
 from tests.hardening.conftest import wait_for
 from tests.mcp.conftest import SVC_STUB, process_env
 from tests.support import Server, free_port, running_server
@@ -45,7 +46,7 @@ def lowered_file_limit() -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-@pytest.fixture(scope="module", params=["portal", "service", "gateway"])
+@e2e_fixture(scope="module", params=["portal", "service", "gateway"])
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Server, str]]:

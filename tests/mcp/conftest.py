@@ -24,6 +24,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from svc_client.toolspec import ToolSpec
+from tests.e2e import e2e_fixture
 from tests.support import CONFINED, free_port, running_server
 
 T = TypeVar("T")
@@ -174,7 +175,7 @@ async def over_http(url: str, use: SessionUse[T]) -> T:
         return await use(session)
 
 
-@pytest.fixture(scope="session")
+@e2e_fixture(scope="session")
 def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PortalStub]:
     root = tmp_path_factory.mktemp("mcp-portal")
     data = root / "data"
@@ -240,7 +241,7 @@ def service_stub(root: Path, *server_args: str, **extra_env: str) -> Iterator[Se
         )
 
 
-@pytest.fixture(scope="session")
+@e2e_fixture(scope="session")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceStub]:
     with service_stub(tmp_path_factory.mktemp("mcp-service")) as stub:
         yield stub

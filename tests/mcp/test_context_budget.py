@@ -23,6 +23,7 @@ from svc_client.toolspec import ToolSpec
 from svc_mcp import cli as svc_mcp_cli
 from svc_mcp.demo_stubs import DemoStubs, running_stubs
 from svc_mcp.table import TOOLS
+from tests.e2e import e2e_fixture
 from tests.mcp.conftest import SVC_MCP, over_stdio, process_env, run_in_process
 from tests.support import free_port
 from tests.views.conftest import APPS
@@ -84,7 +85,7 @@ async def _see(session: ClientSession) -> Seen:
     )
 
 
-@pytest.fixture(scope="module")
+@e2e_fixture(scope="module")
 def stubs() -> Iterator[DemoStubs]:
     with running_stubs() as running:
         yield running
@@ -214,6 +215,7 @@ def test_fields_cut_each_record_down(seen: Seen, stubs: DemoStubs) -> None:
     assert json.loads(done.stdout) == records
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("tool", "arguments", "says", "hint"),
     [
@@ -251,6 +253,7 @@ def test_bad_arguments_are_caught_before_any_request(
     }
 
 
+@pytest.mark.e2e
 def test_an_unknown_tool_is_an_error_with_a_kind() -> None:
     """Like every other failure: `<kind>: <message>` text and `{kind, message}`, and the name
     the caller sent is not echoed."""

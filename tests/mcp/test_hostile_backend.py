@@ -151,6 +151,7 @@ def test_visible_escapes_controls_and_keeps_the_rest() -> None:
     assert not set(safe_json(value)) & {"\x9b", "\u202e", "\x1b", "\x7f"}
 
 
+@pytest.mark.e2e
 def test_backend_error_text_reaches_stderr_escaped(hostile: HostileBackend) -> None:
     done = run_command([SVC_MCP, "get_system"], service_env(hostile, "escape"))
     assert done.returncode == 10, done.stderr
@@ -160,6 +161,7 @@ def test_backend_error_text_reaches_stderr_escaped(hostile: HostileBackend) -> N
     assert "\\u202eevil" in done.stderr
 
 
+@pytest.mark.e2e
 def test_stdout_json_and_the_cursor_are_escaped_and_the_data_kept(
     hostile: HostileBackend,
 ) -> None:
@@ -170,6 +172,7 @@ def test_stdout_json_and_the_cursor_are_escaped_and_the_data_kept(
     assert "next_cursor: c1\\x1b[2Jx\\u202e" in done.stderr
 
 
+@pytest.mark.e2e
 def test_mcp_error_text_is_escaped(hostile: HostileBackend) -> None:
     async def use(session: Any) -> Any:
         await session.initialize()
@@ -247,6 +250,7 @@ def test_the_retry_rule() -> None:
     assert retry_delay(read, 1, never_left) is None, "a row without transport_retries"
 
 
+@pytest.mark.e2e
 def test_submit_intel_over_mcp_is_bounded_before_sending(hostile: HostileBackend) -> None:
     too_big = {**SIGNED, "body": {"text": "x" * INTEL_MAX_BYTES}}
 

@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from svc_mcp.hosts.entries import ENV_KEYS, SECRET_KEYS
 from tests.support import ROOT
@@ -66,6 +67,7 @@ def test_the_mcpb_bundle_is_built_with_a_valid_manifest(tmp_path: Path) -> None:
     assert list(validator.iter_errors(manifest | {"unknown": 1}))
 
 
+@pytest.mark.e2e
 def test_project_metadata_license_and_version() -> None:
     urls = PYPROJECT["project"]["urls"]
     assert {"Homepage", "Repository", "Issues"} <= set(urls)
@@ -81,6 +83,7 @@ def test_project_metadata_license_and_version() -> None:
 GENERATED = ["svc.db", "svc.db.webauthn", "envelope.json", "portal-data/catalog.json"]
 
 
+@pytest.mark.e2e
 def test_generated_data_is_ignored_and_left_out_of_the_sdist(tmp_path: Path) -> None:
     ignored = subprocess.run(
         ["git", "check-ignore", "--no-index", *GENERATED], cwd=ROOT, capture_output=True, text=True
