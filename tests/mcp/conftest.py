@@ -20,10 +20,13 @@ from unittest import mock
 
 import httpx2
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from svc_client.client import new_http_client
 from svc_client.toolspec import ToolSpec
+from svc_mcp.server import build_server
+from svc_mcp.table import TOOLS
 from tests.e2e import e2e_fixture
 from tests.support import CONFINED, free_port, running_server
 
@@ -163,6 +166,16 @@ async def over_stdio(variables: Mapping[str, str], use: SessionUse[T]) -> T:
     server = StdioServerParameters(command=SVC_MCP, args=[], env=process_env(variables))
     async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
         return await use(session)
+
+
+ClientUse = Callable[[Client], Awaitable[T]]
+
+
+async def in_memory(use: ClientUse[T]) -> T:
+    """`use` on the official client connected in process to the server `svc-mcp` serves, over
+    the SDK's in-memory transport: for protocol tests where no process is the point."""
+    async with new_http_client() as http, Client(build_server(TOOLS, http)) as client:
+        return await use(client)
 
 
 async def over_http(url: str, use: SessionUse[T]) -> T:
