@@ -98,6 +98,7 @@ def test_the_runtime_never_includes_home_or_the_working_folder(
     assert sys.prefix in paths or any(sys.prefix.startswith(p + "/") for p in paths)
 
 
+@pytest.mark.e2e
 def test_a_stub_with_a_bad_setting_refuses_in_one_line(tmp_path: Path) -> None:
     write_demo_data(tmp_path)
     completed = subprocess.run(

@@ -20,6 +20,8 @@ from server_stub.service.demo_data import write_demo_database
 from tests.service.test_passkey_parts import start_service
 from tests.support import ROOT
 
+pytestmark = pytest.mark.e2e
+
 WRITE_FORMS = [
     "open for writing",
     "create",

@@ -49,6 +49,7 @@ def test_there_is_a_unit_per_long_running_service() -> None:
     ]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("unit", UNITS, ids=lambda unit: unit.stem)
 def test_exposure_is_at_most_two(unit: Path) -> None:
     assert exposure(unit) <= 2.0

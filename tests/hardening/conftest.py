@@ -12,8 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pytest
-
+from tests.e2e import e2e_fixture
 from tests.mcp.conftest import ServiceStub, service_stub
 
 
@@ -45,7 +44,7 @@ def start_service(root: Path, **env: str) -> Iterator[ServiceStub]:
         yield stub
 
 
-@pytest.fixture
+@e2e_fixture()
 def service(tmp_path: Path) -> Iterator[ServiceStub]:
     """A fresh data service stub per test: these tests break its database."""
     with start_service(tmp_path) as stub:

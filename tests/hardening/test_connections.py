@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.e2e import e2e_fixture
 from tests.hardening.conftest import wait_for
 from tests.hardening.raw_http import closed_by_server, connect, served_and_held
 from tests.mcp.conftest import SVC_STUB, process_env
@@ -48,7 +49,7 @@ def lowered_file_limit() -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-@pytest.fixture(scope="module", params=["portal", "service", "gateway"])
+@e2e_fixture(scope="module", params=["portal", "service", "gateway"])
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Server, str]]:

@@ -26,6 +26,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from server_stub.service.guard import MAX_FAILURES
+from tests.e2e import e2e_fixture
 from tests.hardening.conftest import rss_kib, seconds_from_env, start_service
 from tests.mcp.conftest import SERVICE_TOKEN, SVC_STUB, PortalStub, ServiceStub, process_env
 from tests.support import ROOT, Server, free_port, running_server
@@ -86,7 +87,7 @@ class Stack:
         }
 
 
-@pytest.fixture(scope="module")
+@e2e_fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """The portal stub, the data service stub and `svc-mcp --http` in front of both."""
     root = tmp_path_factory.mktemp("load")
@@ -193,6 +194,7 @@ async def honest(
                 bad.append(f"{response.status_code} {response.text[:200]}")
 
 
+@pytest.mark.e2e
 def test_brute_force_flood_does_not_starve_honest_clients(tmp_path: Path) -> None:
     with start_service(tmp_path, **BEHIND_LOOPBACK_PROXIES) as service:
 

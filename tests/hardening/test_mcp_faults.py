@@ -19,6 +19,8 @@ from tests.hardening.fake_backend import ARRIVALS, BODIES, SLOW_SECONDS, fake_ba
 from tests.mcp.conftest import SERVICE_TOKEN, SVC_MCP, process_env
 from tests.support import free_port
 
+pytestmark = pytest.mark.e2e
+
 CLIENT_TIMEOUT = "0.5"
 
 

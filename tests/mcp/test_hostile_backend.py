@@ -27,7 +27,7 @@ from svc_mcp.core.safe_text import safe_json, visible
 from svc_mcp.core.settings import INSECURE_HOSTS_VARIABLE
 from svc_mcp.core.toolspec import ToolSpec
 from svc_mcp.tools.service import INTEL_MAX_BYTES, SERVICE_TOOLS
-from tests.mcp.conftest import SVC_MCP, over_stdio, run_command
+from tests.mcp.conftest import SVC_MCP, in_memory, run_command
 
 TOKEN = "hostile-test-token-0123456789abcdef"
 HOSTILE_TEXT = "\x1b]0;pwned\x07\x1b[2J\x9b1Aall good\u202eevil\r\nforged: ok"
@@ -161,6 +161,7 @@ def test_visible_escapes_controls_and_keeps_the_rest() -> None:
     assert not set(safe_json(value)) & {"\x9b", "\u202e", "\x1b", "\x7f"}
 
 
+@pytest.mark.e2e
 def test_backend_error_text_reaches_stderr_escaped(hostile: HostileBackend) -> None:
     done = run_command([SVC_MCP, "get_system"], service_env(hostile, "escape"))
     assert done.returncode == 10, done.stderr
@@ -170,6 +171,7 @@ def test_backend_error_text_reaches_stderr_escaped(hostile: HostileBackend) -> N
     assert "\\u202eevil" in done.stderr
 
 
+@pytest.mark.e2e
 def test_stdout_json_and_the_cursor_are_escaped_and_the_data_kept(
     hostile: HostileBackend,
 ) -> None:
@@ -180,12 +182,9 @@ def test_stdout_json_and_the_cursor_are_escaped_and_the_data_kept(
     assert "next_cursor: c1\\x1b[2Jx\\u202e" in done.stderr
 
 
-def test_mcp_error_text_is_escaped(hostile: HostileBackend) -> None:
-    async def use(session: Any) -> Any:
-        await session.initialize()
-        return await session.call_tool("get_system", {})
-
-    result = asyncio.run(over_stdio(service_env(hostile, "escape"), use))
+def test_mcp_error_text_is_escaped(service_at: Any) -> None:
+    service_at("escape")
+    result = asyncio.run(in_memory(lambda client: client.call_tool("get_system", {})))
     assert result.is_error
     content = result.content[0]
     assert isinstance(content, TextContent)
@@ -257,14 +256,14 @@ def test_the_retry_rule() -> None:
     assert retry_delay(read, 1, never_left) is None, "a row without transport_retries"
 
 
-def test_submit_intel_over_mcp_is_bounded_before_sending(hostile: HostileBackend) -> None:
+def test_submit_intel_over_mcp_is_bounded_before_sending(
+    hostile: HostileBackend, service_at: Any
+) -> None:
     too_big = {**SIGNED, "body": {"text": "x" * INTEL_MAX_BYTES}}
-
-    async def use(session: Any) -> Any:
-        await session.initialize()
-        return await session.call_tool("submit_intel", {"envelope": too_big})
-
-    result = asyncio.run(over_stdio(service_env(hostile, "intake"), use))
+    service_at("intake")
+    result = asyncio.run(
+        in_memory(lambda client: client.call_tool("submit_intel", {"envelope": too_big}))
+    )
     assert result.is_error
     assert result.structured_content["kind"] == "invalid_argument"
     assert "64 KiB" in result.structured_content["message"]

@@ -320,6 +320,7 @@ def test_svc_mcp_portal_is_svc_portal(portal: PortalStub) -> None:
     assert "identity" in help_text.stdout
 
 
+@pytest.mark.e2e
 def test_a_reader_that_stops_early_gets_no_traceback() -> None:
     """`svc-mcp tools | head`: the pipe has no reader left when the listing is written."""
     read_end, write_end = os.pipe()

@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from svc_mcp.hosts.entries import ENV_KEYS, SECRET_KEYS
 from tests.support import ROOT
@@ -76,6 +77,7 @@ def test_the_build_backend_is_pinned() -> None:
     assert version.count(".") == 2, requirement
 
 
+@pytest.mark.e2e
 def test_project_metadata_license_and_version() -> None:
     urls = PYPROJECT["project"]["urls"]
     assert {"Homepage", "Repository", "Issues"} <= set(urls)
@@ -97,6 +99,7 @@ GENERATED = [
 ]
 
 
+@pytest.mark.e2e
 def test_generated_data_is_ignored_and_left_out_of_the_sdist(tmp_path: Path) -> None:
     ignored = subprocess.run(
         ["git", "check-ignore", "--no-index", *GENERATED], cwd=ROOT, capture_output=True, text=True

@@ -9,10 +9,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.service.conftest import TOKEN, WRONG
 from tests.service.test_e2e import PROXIED, client_from, remote_client, security_events, stop
 from tests.support import Server, free_port, running_server
+
+pytestmark = pytest.mark.e2e
 
 PREFIX = "/api/v1/auth/passkey"
 

@@ -430,6 +430,7 @@ def start_service(demo_db: Path, **env: str) -> subprocess.CompletedProcess[str]
     )
 
 
+@pytest.mark.e2e
 def test_the_server_refuses_to_start_on_a_corrupt_passkey_file(demo_db: Path) -> None:
     make_private_dir(demo_db)
     path = passkey_file(demo_db)
@@ -442,6 +443,7 @@ def test_the_server_refuses_to_start_on_a_corrupt_passkey_file(demo_db: Path) ->
     assert path.read_text() == '{"format": "svc.webauthn.v1"'
 
 
+@pytest.mark.e2e
 def test_the_server_refuses_to_start_with_an_unusable_webauthn_setting(demo_db: Path) -> None:
     result = start_service(demo_db, SERVICE_WEBAUTHN_RP_ID="https://x.example")
     assert result.returncode == 2
