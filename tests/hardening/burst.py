@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,8 +24,11 @@ from tests.support import Server, free_port, running_server
 
 
 @contextlib.contextmanager
-def gateway(backend: str, log: Path, **extra: str) -> Iterator[Server]:
-    """A gateway whose data service is `backend` (a base URL with the fake backend's mode)."""
+def gateway(
+    backend: str, log: Path, entry: Sequence[str] = ("-m", "svc_mcp"), **extra: str
+) -> Iterator[Server]:
+    """A gateway whose data service is `backend` (a base URL with the fake backend's mode),
+    started as `python <entry>`; `extra` adds to its environment."""
     port = free_port()
     env = {
         "SERVICE_API_BASE": backend,
@@ -35,7 +38,7 @@ def gateway(backend: str, log: Path, **extra: str) -> Iterator[Server]:
         **extra,
     }
     with running_server(
-        ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(port)],
+        [*entry, "--http", "--no-auth", "--port", str(port)],
         port=port,
         log_path=log,
         ready_path="/mcp",
@@ -69,12 +72,10 @@ class Memory:
 
 
 def burst(server: Server, count: int, settle_seconds: float) -> tuple[Memory, list[bool]]:
-    """Runs `count` calls at once and samples the gateway's RSS every 10 ms meanwhile; `settled`
-    is the lowest RSS seen within `settle_seconds` after the last answer (the allocator hands
-    memory back when it is freed, or never)."""
+    """Runs `count` calls at once on an idle gateway, sampling its RSS every 10 ms; `settled` is
+    the lowest RSS seen within `settle_seconds` after the last answer (the allocator gives the
+    memory back, or never does)."""
     pid = server.process.pid
-    url = f"{server.base_url}/mcp"
-    asyncio.run(calls(url, 1))  # warm: the first call imports what every later one uses
     baseline = rss_kib(pid)
     samples: list[int] = []
     done = threading.Event()
@@ -87,7 +88,7 @@ def burst(server: Server, count: int, settle_seconds: float) -> tuple[Memory, li
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     try:
-        results = asyncio.run(calls(url, count))
+        results = asyncio.run(calls(f"{server.base_url}/mcp", count))
     finally:
         done.set()
         sampler.join()
