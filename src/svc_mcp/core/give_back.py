@@ -24,7 +24,9 @@ QUIET_SECONDS = 3.0
 """How long after the last large answer the trims go on: its result is still being sent."""
 
 _last_large = 0.0
-_trimming = False
+_armed: asyncio.AbstractEventLoop | None = None
+"""The loop a trim is due on; a loop that ended with one due (`asyncio.run` in doctor) is not
+this one, so the next loop arms its own."""
 
 
 @cache
@@ -43,21 +45,22 @@ def _malloc_trim() -> Callable[[int], int] | None:
 
 def answer_read(size: int) -> None:
     """Called on the event loop when an answer of `size` bytes has been read."""
-    global _last_large, _trimming
+    global _last_large, _armed
     if size < LARGE_ANSWER_BYTES or _malloc_trim() is None:
         return
     _last_large = time.monotonic()
-    if not _trimming:
-        _trimming = True
-        asyncio.get_running_loop().call_later(TRIM_EVERY_SECONDS, _trim)
+    loop = asyncio.get_running_loop()
+    if _armed is not loop:
+        _armed = loop
+        loop.call_later(TRIM_EVERY_SECONDS, _trim)
 
 
 def _trim() -> None:
-    global _trimming
+    global _armed
     trim = _malloc_trim()
     assert trim is not None
     trim(0)
     if time.monotonic() - _last_large < QUIET_SECONDS:
         asyncio.get_running_loop().call_later(TRIM_EVERY_SECONDS, _trim)
     else:
-        _trimming = False
+        _armed = None
