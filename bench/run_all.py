@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "gateway_load": ["--clients", "50", "--seconds", "5"],
     "confinement": ["--starts", "10", "--seconds", "1", "--rounds", "3"],
     "telemetry": ["--calls", "8", "--seconds", "2", "--rounds", "3", "--clients", "20"],
+    "gateway_memory": ["--calls", "16", "--bytes", "8000000", "--settle", "4"],
 }
 
 Row = dict[str, object]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import json
 import threading
 import time
@@ -67,6 +68,41 @@ HEADERS: dict[str, dict[str, str]] = {
     "unavailable": {"Retry-After": "7"},
 }
 
+RECORD_TEXT = 60 * 1024
+"""The text in each record of a large page: about the largest intel envelope the service takes."""
+INTEL_RECORD = {
+    "id": "intel-0",
+    "schema": "svc.intel.v1",
+    "source": "fake",
+    "kind": "note",
+    "issued_at": "2026-01-01T00:00:00Z",
+    "expires_at": None,
+    "received_at": "2026-01-01T00:00:00Z",
+    "body": {"text": "x" * RECORD_TEXT},
+}
+CATALOG_RECORD = {
+    "id": "surface-0",
+    "name": "x" * RECORD_TEXT,
+    "version": "1",
+    "channels": ["web"],
+    "governanceState": "approved",
+    "visibility": "public",
+}
+
+
+@functools.cache
+def large_page(path: str, size: int) -> bytes:
+    """A well-formed page of about `size` bytes of large records: `get_intel`'s for
+    `/api/v1/intel`, `portal_catalog`'s otherwise."""
+    record = INTEL_RECORD if path.endswith("/api/v1/intel") else CATALOG_RECORD
+    count = max(size // len(json.dumps(record)), 1)
+    return json.dumps({"ok": True, "data": [record] * count}).encode()
+
+
+SENT: dict[str, list[int]] = {}
+"""Bytes of each chunked answer that went out before the client stopped reading, per mode
+(`chunked` for every size)."""
+
 ARRIVALS: Counter[str] = Counter()
 """Requests received so far, per mode (a test polls it to know a call reached the server)."""
 
@@ -95,6 +131,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, "application/json", json.dumps({"ok": True, "data": SYSTEM}).encode())
         elif mode == "huge":
             self._huge()
+        elif mode.startswith("big-"):
+            self._send(
+                200,
+                "application/json",
+                large_page(self.path.split("?")[0], int(mode.removeprefix("big-"))),
+            )
+        elif mode.startswith("chunked-"):
+            self._chunked(large_page(self.path.split("?")[0], int(mode.removeprefix("chunked-"))))
         elif mode == "trickle":
             self._trickle()
         else:
@@ -141,6 +185,23 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b'{"ok": true, "data": "')
             self.wfile.flush()
             time.sleep(SLOW_SECONDS)
+        self.close_connection = True
+
+    def _chunked(self, body: bytes) -> None:
+        """The whole answer in 64 KiB chunks, with no Content-Length to refuse it by."""
+        sent = 0
+        with contextlib.suppress(OSError):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            view = memoryview(body)
+            for start in range(0, len(body), 64 * 1024):
+                piece = view[start : start + 64 * 1024]
+                self.wfile.write(b"%x\r\n" % len(piece) + piece + b"\r\n")
+                sent += len(piece)
+            self.wfile.write(b"0\r\n\r\n")
+        SENT.setdefault("chunked", []).append(sent)
         self.close_connection = True
 
     def _trickle(self) -> None:

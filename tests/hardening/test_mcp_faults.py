@@ -14,6 +14,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
+from svc_mcp.core.backends import PORTAL
 from tests.hardening.conftest import wait_for
 from tests.hardening.fake_backend import ARRIVALS, BODIES, SLOW_SECONDS, fake_backend
 from tests.mcp.conftest import SERVICE_TOKEN, SVC_MCP, process_env
@@ -106,10 +107,11 @@ def test_an_answer_too_large_is_refused_on_its_content_length(backend: str) -> N
         [SVC_MCP, "portal_catalog"], capture_output=True, text=True, env=process_env(env)
     )
     took_cli = time.monotonic() - started
-    result, took_mcp = asyncio.run(call(f"{backend}/huge"))
+    result, took_mcp = asyncio.run(call(f"{backend}/huge", "portal_catalog"))
     for said, took in ((done.stderr, took_cli), (text(result), took_mcp)):
         assert "server_error: " in said
-        assert "with more than 16 MiB; refused" in said, said
+        cap = PORTAL.max_answer_bytes / (1024 * 1024)
+        assert f"with more than {cap:g} MiB; refused (too large" in said, said
         assert took < SLOW_SECONDS - 1, said
 
 

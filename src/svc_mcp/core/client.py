@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import httpx
 
+from svc_mcp.core import give_back
 from svc_mcp.core.backends import total_slots
 from svc_mcp.core.connection import (
     CONNECT_TIMEOUT_SECONDS,
@@ -97,5 +98,6 @@ async def fetch(
         raise unreachable(connection, f"no answer within {limit:g} s") from None
     except httpx.TransportError as exc:
         raise unreachable(connection, str(exc) or type(exc).__name__) from None
+    give_back.answer_read(len(answer_body))
     retry_after = response.headers.get("Retry-After")
     return answer(connection, request, response.status_code, retry_after, answer_body, needs)

@@ -106,9 +106,11 @@ class Payload:
 
 
 def too_large(connection: Connection, request: str) -> ServerError:
+    """Not retryable: the same request gets the same answer; a page of fewer records may fit."""
     return ServerError(
         f"{connection.service} answered {request} with more than "
-        f"{connection.max_answer_bytes / (1024 * 1024):g} MiB; refused"
+        f"{connection.max_answer_bytes / (1024 * 1024):g} MiB; refused (too large; where the "
+        "tool takes a limit, a smaller one may fit)"
     )
 
 
