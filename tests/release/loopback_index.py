@@ -27,7 +27,7 @@ from tests.support import ROOT
 UV = os.environ.get("UV") or shutil.which("uv") or str(Path(sys.executable).parent / "uv")
 BIN = Path(sys.executable).parent
 WHEEL_CACHE = ROOT / "test-artifacts" / "release-wheels"
-INDEX_PORT = 8080  # the namespace is new: every port in it is free
+INDEX_PORT = 3141  # pypiserver's own default; the namespace is new, every port in it is free
 INDEX = f"http://127.0.0.1:{INDEX_PORT}/simple/"
 
 
@@ -117,7 +117,9 @@ class Namespace:
             "sys.exit(1)\n"
         )
         done = self.run([sys.executable, "-c", probe, url], env=os.environ, timeout=90)
-        assert done.returncode == 0 and process.poll() is None, log.read_text(errors="replace")
+        said = log.read_text(errors="replace")
+        assert done.returncode == 0, said
+        assert process.poll() is None, said
 
 
 @contextlib.contextmanager
@@ -141,7 +143,8 @@ def index_namespace(packages: Path, log: Path) -> Iterator[Namespace]:
         own = os.readlink("/proc/self/ns/net")
         deadline = time.monotonic() + 10
         while os.readlink(f"/proc/{process.pid}/ns/net") == own:
-            assert time.monotonic() < deadline and process.poll() is None, log.read_text()
+            assert process.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "unshare did not make the namespace"
             time.sleep(0.02)
         namespace.wait_for(f"{INDEX}svc-mcp/", process, log)
         yield namespace

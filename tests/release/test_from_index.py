@@ -83,7 +83,9 @@ def isolated(tmp_path: Path) -> dict[str, str]:
 
 def test_uvx_runs_the_release_from_the_index(index: Namespace, isolated: dict[str, str]) -> None:
     uvx = str(Path(UV).with_name("uvx"))
-    ran = index.run([uvx, "--default-index", INDEX, f"svc-mcp=={VERSION}", "--version"], env=isolated)
+    ran = index.run(
+        [uvx, "--default-index", INDEX, f"svc-mcp=={VERSION}", "--version"], env=isolated
+    )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout == f"svc-mcp {VERSION}\n"
     # Nothing else is reachable in there: the index had every dependency.
@@ -122,6 +124,7 @@ def test_the_installed_entry_starts_under_doctor_and_claude_code(
              "--index-url", INDEX, "--env", f"SERVICE_API_BASE={base}",
              "--env", f"SERVICE_API_TOKEN={SERVICE_TOKEN}"],
             env=isolated,
+            cwd=Path(isolated["HOME"]),  # not the checkout: doctor starts no program from there
         )  # fmt: skip
         assert installed.returncode == 0, installed.stderr
         entry = json.loads((Path(isolated["HOME"]) / ".claude.json").read_text())["mcpServers"]
@@ -130,11 +133,14 @@ def test_the_installed_entry_starts_under_doctor_and_claude_code(
         doctor = index.run(
             [svc_mcp, "doctor", "--toolsets", "analytics", "--json", "--name", "svc"],
             env=isolated,
+            cwd=Path(isolated["HOME"]),
         )
         findings = {f["check"]: f for f in map(json.loads, doctor.stdout.splitlines())}
-        proved = findings["host.claude-code.user.svc"]
+        assert "host.claude-code.user" in findings, doctor.stdout + doctor.stderr
+        proved = findings["host.claude-code.user"]
         assert proved["status"] == "ok", (proved, doctor.stderr)
-        assert "listed" in proved["message"] and "get_system answered" in proved["message"]
+        assert f"svc-mcp=={VERSION} listed" in proved["message"]
+        assert "get_system answered" in proved["message"]
 
         listed = index.run(
             [str(claude_code), "mcp", "list"],
