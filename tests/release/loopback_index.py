@@ -20,8 +20,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from tests.support import ROOT
 
 UV = os.environ.get("UV") or shutil.which("uv") or str(Path(sys.executable).parent / "uv")
@@ -49,11 +47,12 @@ def dependency_wheels() -> Path:
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     (folder / "requirements.txt").write_text(requirements)
-    pip = shutil.which("pip3") or shutil.which("pip")
-    if pip is None:
-        pytest.fail("pip is not on PATH: the release test downloads the dependencies with it")
+    # pip, not uv: uv has no `pip download`. The machine's pip when there is one, else pip
+    # fetched by uvx (this virtualenv has none).
+    found = shutil.which("pip3") or shutil.which("pip")
+    pip = [found] if found else [str(Path(UV).with_name("uvx")), "--from", "pip", "pip"]
     subprocess.run(
-        [pip, "download", "--quiet", "--no-deps", "--only-binary=:all:", "--dest", str(folder),
+        [*pip, "download", "--quiet", "--no-deps", "--only-binary=:all:", "--dest", str(folder),
          "--python-version", f"{sys.version_info[0]}.{sys.version_info[1]}",
          "--requirement", str(folder / "requirements.txt")],
         check=True, timeout=600,
