@@ -5,13 +5,10 @@ resolver's own retries (10 s), with `unreachable`."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
-
-import pytest
 
 from svc_mcp.core.failures import FailureKind
 from tests.mcp.conftest import SVC_MCP, process_env
@@ -28,8 +25,6 @@ SILENT_DNS = (
 
 
 def test_a_resolver_that_never_answers_is_bounded_by_the_timeout(tmp_path: Path) -> None:
-    if shutil.which("unshare") is None:
-        pytest.skip("needs unshare (util-linux)")
     resolv = tmp_path / "resolv.conf"
     resolv.write_text("nameserver 127.0.0.1\noptions timeout:5 attempts:2\n")
     (tmp_path / "dns.py").write_text(SILENT_DNS)
@@ -68,8 +63,6 @@ def test_a_resolver_that_never_answers_is_bounded_by_the_timeout(tmp_path: Path)
         timeout=30,
     )
     took = time.monotonic() - started
-    if "unshare failed" in done.stderr or "Operation not permitted" in done.stderr:
-        pytest.skip(f"cannot make namespaces here: {done.stderr.strip()}")
     assert done.returncode == FailureKind.UNREACHABLE.exit_code, done.stderr
     assert f"did not resolve within {TIMEOUT:g} s" in done.stderr
     assert took < TIMEOUT + 3.0, done.stderr

@@ -153,7 +153,10 @@ def test_the_sdk_client_runs_the_whole_flow(stack: tuple[Server, AuthServer, str
     # The scope of the challenge (the SDK adds offline_access, which this server offers).
     assert set(asked["scope"][0].split()) == {"svc:read", "offline_access"}
     log = gateway.log()
-    assert f'tools/call portal_catalog sub="{USER}" client_id="{storage.client.client_id}"' in log
+    # The subject is this user's e-mail address: the line shows its domain, never the address.
+    client = storage.client.client_id
+    assert f'tools/call portal_catalog sub="…@example.test" client_id="{client}"' in log
+    assert USER not in log
     assert token
     assert token not in log
     # That token may read, not write: 403 naming the scope to step up to.

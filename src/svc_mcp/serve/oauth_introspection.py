@@ -16,7 +16,7 @@ import anyio
 import httpx
 from mcp.server.auth.provider import AccessToken
 
-from svc_mcp.serve.oauth_settings import OAuthSettings
+from svc_mcp.serve.oauth_settings import OAuthSettings, shown_subject
 
 KEEP_SECONDS = 60
 IN_FLIGHT = 4
@@ -62,6 +62,6 @@ class Introspection:
             scopes=scope.split() if isinstance(scope, str) else [],
             expires_at=min(exp, int(now) + KEEP_SECONDS),
             resource=self.settings.public_url,
-            subject=str(claims.get("sub") or client_id),
+            subject=shown_subject(str(claims.get("sub") or client_id)),
             claims={"iss": self.settings.issuer},
         )

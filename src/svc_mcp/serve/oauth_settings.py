@@ -59,6 +59,14 @@ class OAuthSettings:
         return urlsplit(self.public_url).hostname or ""
 
 
+def shown_subject(subject: str) -> str:
+    """The token's subject as logs and spans show it. Some authorization servers make an e-mail
+    address the subject, and no e-mail goes into a log line or a span: only its domain is shown
+    (`…@example.com`), the client id still tells the callers' programs apart."""
+    local, at, domain = subject.rpartition("@")
+    return f"…@{domain}" if at and local else subject
+
+
 def metadata_url(url: str) -> str:
     """RFC 9728 §3.1: the well-known path goes between the host and the resource's path."""
     parts = urlsplit(url)

@@ -35,7 +35,7 @@ from svc_mcp.serve.oauth_discovery import (
     ssl_context,
 )
 from svc_mcp.serve.oauth_introspection import Introspection
-from svc_mcp.serve.oauth_settings import OAuthSettings
+from svc_mcp.serve.oauth_settings import OAuthSettings, shown_subject
 
 LEEWAY_SECONDS = 30
 """Clock skew allowed between the authorization server and the gateway, on `exp` and `nbf`."""
@@ -125,7 +125,7 @@ class JwtVerifier:
             scopes=granted_scopes(claims),
             expires_at=expires + LEEWAY_SECONDS,
             resource=self.settings.public_url,
-            subject=str(claims["sub"]),
+            subject=shown_subject(str(claims["sub"])),
             claims={"iss": claims["iss"]},
         )
 
