@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from svc_mcp.hosts.entries import MACHINE_KEYS, install_env, server_entry
-from svc_mcp.hosts.errors import InstallError
+from svc_mcp.hosts.errors import IndexUnreachable, InstallError
 from svc_mcp.hosts.report import say
 from svc_mcp.hosts.runners import (
     PACKAGE,
@@ -15,6 +15,7 @@ from svc_mcp.hosts.runners import (
     Source,
     check_on_index,
     find_checkout,
+    index_args,
     index_url,
     launch_command,
     own_version,
@@ -53,12 +54,15 @@ def stdio_entry(
     )
     if scope == "project" and source in ("here", "local"):
         # A project's file is shared: this installation's paths exist on this machine only.
+        shared_index = index_url(index_option, os.environ)
+        command = ["uvx", *index_args(shared_index), f"{PACKAGE}=={own_version()}"]
+        if check:
+            released_on(shared_index)
         say(
             f"a project's file is shared, so the entry runs svc-mcp {own_version()} from the "
             "package index by `uvx` on each teammate's PATH, not this installation (--source "
             "pypi or github to choose)"
         )
-        command = ["uvx", f"{PACKAGE}=={own_version()}"]
         refs = host.takes_references if env_refs is None else env_refs
         return server_entry(host, command, shared_env(pairs), env_refs=refs)
     index = index_url(index_option, os.environ) if source == "pypi" else None
@@ -76,6 +80,22 @@ def stdio_entry(
         env_refs = scope == "project" and host.takes_references
     env = shared_env(pairs) if scope == "project" else install_env(pairs, os.environ)
     return server_entry(host, command, env, env_refs=env_refs)
+
+
+def released_on(index: str) -> None:
+    """Refused unless `index` has this version: teammates run whatever that name resolves to
+    there, with their tokens, so an unpublished name must never go into a shared file."""
+    try:
+        check_on_index(index, version=own_version())
+    except IndexUnreachable:
+        raise
+    except InstallError:
+        raise InstallError(
+            f"the package index {index} has no {PACKAGE} {own_version()}, and a project's file "
+            "is shared: its entry would run that name from the index on each teammate's machine; "
+            "publish the release first, or pass --index-url with your team's own index that has "
+            "it, or use --source github (pinned to the release tag)"
+        ) from None
 
 
 def tag_note(source: Source, unpinned: bool) -> None:

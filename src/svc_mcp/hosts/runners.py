@@ -77,8 +77,12 @@ def launch_command(
     if source == "github":
         pin = "" if unpinned else f"@{release_commit() or 'v' + own_version()}"
         return [uvx, "--from", f"git+{GITHUB_URL}{pin}", PACKAGE]
-    index = [] if index_url in (None, DEFAULT_INDEX) else ["--default-index", str(index_url)]
-    return [uvx, *index, PACKAGE if unpinned else f"{PACKAGE}=={own_version()}"]
+    return [uvx, *index_args(index_url), PACKAGE if unpinned else f"{PACKAGE}=={own_version()}"]
+
+
+def index_args(index_url: str | None) -> list[str]:
+    """uvx's arguments for the index an entry resolves from: none for PyPI."""
+    return [] if index_url in (None, DEFAULT_INDEX) else ["--default-index", str(index_url)]
 
 
 def own_version() -> str:
