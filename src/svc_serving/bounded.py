@@ -1,4 +1,4 @@
-"""uvicorn's httptools protocol, bounded in time, bytes and connections, and the loopback check.
+"""uvicorn's httptools protocol, bounded in time, bytes and connections.
 
 What a client can hold on a server is bounded here, the same for the stubs and the gateway:
 - a request head over MAX_HEAD_BYTES is answered 431 and the connection closed;
@@ -43,15 +43,6 @@ REFUSAL_LOG_SECONDS = 60.0
 HEAD_TIMEOUT_VARIABLE = "SVC_HTTP_HEAD_TIMEOUT"
 MAX_CONNECTIONS_VARIABLE = "SVC_HTTP_MAX_CONNECTIONS"
 MAX_PER_ADDRESS_VARIABLE = "SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS"
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True)

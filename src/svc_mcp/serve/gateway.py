@@ -44,7 +44,8 @@ from svc_mcp.serve.gateway_token import (
     gateway_token_path,
 )
 from svc_mcp.serve.server import build_server
-from svc_serving.bounded import BoundedHttpTools, bounded_protocol, is_loopback, serving_limits
+from svc_serving.bounded import BoundedHttpTools, bounded_protocol, serving_limits
+from svc_serving.loopback import is_loopback
 from svc_serving.secrets_check import guessable
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
