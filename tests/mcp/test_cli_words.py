@@ -106,6 +106,8 @@ def test_help_piped_is_plain_and_unwrapped() -> None:
     commands = [
         [SVC_MCP, "install", "--help"],
         [SVC_MCP, "doctor", "--help"],
+        [SVC_MCP, "--help"],
+        [SVC_MCP, "tools", "--help"],
         [SVC_MCP, "portal", "--help"],
         [SVC_PORTAL, "--help"],
         [SVC_MCP, "get_orders", "--help"],
@@ -117,11 +119,13 @@ def test_help_piped_is_plain_and_unwrapped() -> None:
         assert result.returncode == 0, (command, result.stderr)
         assert "<bool>" not in result.stdout, command
         assert not {"╭", "│"} & set(result.stdout), command
+        assert "analytics" not in result.stdout, command  # the toolset's former name
     install = done[0].stdout
     assert "--source <here|pypi|github|local>" in install
     assert hosts_help() in install  # on one line: nothing wrapped mid-word
-    assert "svc-portal" not in done[2].stdout
-    assert "svc-stub intel sign --file draft.json" in done[5].stdout
+    assert "--toolsets portal,service" in done[1].stdout
+    assert "svc-portal" not in done[4].stdout
+    assert "svc-stub intel sign --file draft.json" in done[7].stdout
 
 
 def test_help_on_a_terminal_is_rich_and_flags_show_no_value() -> None:

@@ -1,6 +1,6 @@
 """`svc-mcp doctor`: checks a user's set-up and says what to fix, one finding per line.
 
-The backends of the selected toolsets (portal -> the portal, analytics -> the data service) are
+The backends of the selected toolsets (portal -> the portal, service -> the data service) are
 *needed*: their settings must be valid, they must answer, and a token that is set (or that the
 service requires) must be accepted. Each MCP host entry found is started as its host would start
 it (its command with its env, or its URL with its headers), must answer the MCP handshake and list
