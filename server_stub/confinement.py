@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from server_stub.telemetry import otlp_ports
 from svc_serving.confine import Policy, confine
+from svc_serving.otel_settings import otlp_ports
 
 SETTING = "SVC_STUB_CONFINEMENT"
 
