@@ -312,3 +312,60 @@ def bounded_protocol(
 ) -> type[BoundedHttpTools]:
     """`base` with these limits: what a server passes to uvicorn as its `http` class."""
     return type(base.__name__, (base,), {"limits": limits})
+
+
+class HeadWithBody:
+    """A transport for one response that sends its head with the first piece of its body: one
+    write, so one system call and one packet, where uvicorn writes them one by one. Whatever
+    else the response does (close, or completing without a body, as HEAD does) sends the held
+    head first. For servers that answer with whole bodies, never a stream, so nothing waits on
+    a head."""
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self._transport = transport
+        self._held: bytes | None = None
+        self._sent_head = False
+
+    def write(self, data: bytes) -> None:
+        if not self._sent_head and self._held is None:
+            self._held = data
+            return
+        if self._held is not None:
+            data, self._held = self._held + data, None
+        self._sent_head = True
+        self._transport.write(data)
+
+    def flush(self) -> None:
+        if self._held is not None:
+            held, self._held = self._held, None
+            self._sent_head = True
+            self._transport.write(held)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+class OneWriteHttpTools(BoundedHttpTools):
+    """BoundedHttpTools writing each response's head with its body (HeadWithBody), by giving
+    uvicorn's request cycle that transport and flushing it when the response completes."""
+
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        cycle = self.cycle
+        if cycle is None:
+            return
+        # Per cycle: with pipelining, self.cycle is already the next request's when this one
+        # completes.
+        one_write = HeadWithBody(self.transport)
+        cycle.transport = one_write  # type: ignore[assignment]
+        completed = cycle.on_response
+
+        def on_response() -> None:
+            one_write.flush()
+            completed()
+
+        cycle.on_response = on_response

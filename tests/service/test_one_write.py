@@ -1,4 +1,4 @@
-"""Each stub response leaves in one write (server_stub.serve.HeadWithBody), and a response
+"""Each stub response leaves in one write (svc_serving.bounded.HeadWithBody), and a response
 without a body (HEAD) still sends its head."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import cast
 
 import pytest
 
-from server_stub.serve import HeadWithBody
+from svc_serving.bounded import HeadWithBody
 from tests.service.test_e2e import start
 from tests.support import Server
 
