@@ -63,3 +63,13 @@ def test_every_relative_link_leads_somewhere(document: Path) -> None:
         return not anchor or linked.suffix != ".md" or anchor in anchors(linked)
 
     assert [target for target in relative_links(document) if not leads_somewhere(target)] == []
+
+
+def test_each_superseded_decision_names_one_that_exists() -> None:
+    """A decision a later one replaced starts with `*Superseded by "<title>" ...*`, and the
+    title is the bold start of a paragraph of the log."""
+    text = (ROOT / "docs" / "decisions.md").read_text(encoding="utf-8")
+    marks = re.findall(r'^\*Superseded (?:in part )?by "([^"]+)"', text, re.M)
+    assert marks
+    titles = {title.rstrip(".") for title in re.findall(r"\*\*(.+?)\*\*", text)}
+    assert [mark for mark in marks if mark.rstrip(".") not in titles] == []
