@@ -12,7 +12,7 @@ import json
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from itertools import count
 from typing import TYPE_CHECKING, Any
@@ -68,12 +68,16 @@ class _Request:
     fields: tuple[str, ...] | None
 
 
-def _prepare(spec: ToolSpec, arguments: Mapping[str, object]) -> _Request:
+def _prepare(
+    spec: ToolSpec, arguments: Mapping[str, object], *, anonymous: bool = False
+) -> _Request:
     given = spec.check_arguments(arguments)
     if spec.precheck is not None:
         spec.precheck(given)
     fields = _known_fields(spec, given.pop(FIELDS.name)) if FIELDS.name in given else None
     connection = spec.backend.connect()
+    if anonymous:
+        connection = replace(connection, token=None)
     body = given.pop(spec.body, None) if spec.body else None
     query = {name: str(value) for name, value in given.items()}
     return _Request(connection, query, body, fields)
@@ -116,15 +120,20 @@ def retry_delay(spec: ToolSpec, attempt: int, error: CallError) -> float | None:
 
 
 async def call_tool(
-    spec: ToolSpec, arguments: Mapping[str, object], http: httpx.AsyncClient
+    spec: ToolSpec,
+    arguments: Mapping[str, object],
+    http: httpx.AsyncClient,
+    *,
+    anonymous: bool = False,
 ) -> ToolResult:
-    """Runs one row over `http`, resent as `retry_delay` says. Raises a `CallError` subclass on
-    any failure."""
+    """Runs one row over `http`, resent as `retry_delay` says; `anonymous`: without the
+    backend's token (doctor's probes before the one request that carries it). Raises a
+    `CallError` subclass on any failure."""
     import anyio
 
     from svc_mcp.core.client import fetch
 
-    request = _prepare(spec, arguments)
+    request = _prepare(spec, arguments, anonymous=anonymous)
     for attempt in count(1):
         try:
             with _exchange(spec) as exchange:
