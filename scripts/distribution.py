@@ -113,7 +113,7 @@ def mcpb_manifest() -> dict[str, Any]:
             "entry_point": "src/svc_mcp/__main__.py",
             "mcp_config": {
                 "command": "uv",
-                "args": ["run", "--directory", "${__dirname}", "svc-mcp"],
+                "args": ["run", "--frozen", "--directory", "${__dirname}", "svc-mcp"],
                 "env": {name: "${user_config." + name.lower() + "}" for name, _, _ in variables()},
             },
         },

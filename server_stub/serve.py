@@ -10,12 +10,8 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from server_stub.http import MAX_HEADER_BYTES
-from svc_serving.bounded import (
-    BoundedHttpTools,
-    OneWriteHttpTools,
-    bounded_protocol,
-    serving_limits,
-)
+from svc_serving.bounded import BoundedHttpTools, OneWriteHttpTools, bounded_protocol
+from svc_serving.limits import serving_limits
 
 
 def envelope_error(code: str, message: str) -> dict[str, Any]:

@@ -72,6 +72,7 @@ def setup(service_name: str) -> None:
         ("svc_stub.guard.failures", "Failed credentials the guard counted"),
         ("svc_stub.guard.lockouts", "Addresses the guard locked out"),
         ("svc_stub.guard.refused", "Requests refused by a lockout or the login flood limit"),
+        ("svc_stub.storage.failures", "Failed database reads and writes, by fault class"),
     ):
         _counters[name] = meter.create_counter(name, description=description)
     _sdk = SimpleNamespace(

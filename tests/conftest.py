@@ -1,11 +1,39 @@
-"""What every test shares: no test writes the real user's state directory."""
+"""What every test shares: no test writes the real user's state directory, and a test that starts
+a process is marked e2e (tests/e2e.py)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 import pytest
+
+from tests import e2e
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    e2e.install()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    e2e.uninstall()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    e2e.mark(items)  # before `-m` selects
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    with e2e.guarding(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    with e2e.guarding(item):
+        return (yield)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -32,7 +32,9 @@ from urllib.parse import quote
 
 from server_stub.http import PageRequest, encode_cursor
 from server_stub.service import shapes
+from server_stub.service.private_dir import within_own_files
 from server_stub.service.shapes import Row
+from server_stub.service.storage import STORAGE_FAULTS, StorageFault, classify
 from server_stub.telemetry import child
 
 _T = TypeVar("_T")
@@ -65,6 +67,10 @@ WHERE s.id = 1
 
 class DatabaseUnavailable(Exception):
     """The database cannot be opened or read (missing, not SQLite, wrong schema, locked)."""
+
+    def __init__(self, reason: str, fault: StorageFault = StorageFault.UNREADABLE) -> None:
+        super().__init__(reason)
+        self.fault = fault
 
 
 @dataclass(frozen=True)
@@ -148,6 +154,11 @@ class ServiceDatabase:
                 )
             except sqlite3.Error as exc:
                 raise DatabaseUnavailable(type(exc).__name__) from None
+            try:
+                within_own_files(connection)
+            except sqlite3.Error as exc:
+                connection.close()
+                raise DatabaseUnavailable(type(exc).__name__) from None
             connection.row_factory = sqlite3.Row
             self._connection, self._identity = connection, identity
         return self._connection
@@ -160,7 +171,9 @@ class ServiceDatabase:
         except sqlite3.Error as exc:
             # A broken file stays broken for this handle; the next request opens afresh.
             self.close()
-            raise DatabaseUnavailable(type(exc).__name__) from None
+            fault = classify(exc)
+            STORAGE_FAULTS.record(fault, "reading")
+            raise DatabaseUnavailable(type(exc).__name__, fault) from None
 
     def is_ready(self) -> bool:
         try:

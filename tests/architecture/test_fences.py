@@ -3,10 +3,12 @@ an upgrade that changes it fails here, with the reason, before anything else mis
 
 uvicorn (fence: `svc_serving.bounded`): uvicorn has no setting that bounds an httptools request
 head (h11 has one; httptools keeps any size), so `BoundedHttpTools` subclasses its httptools
-protocol: it counts and times the head in the parser callbacks, counts connections per address in
-connection_made/lost, and answers a repeated Host or Authorization by swapping the app for one
-request; `OneWriteHttpTools` gives each request cycle a transport that sends the head with the
-body, and flushes it from the cycle's `on_response`. The pin in pyproject.toml keeps uvicorn to
+protocol: it counts and times the head in the parser callbacks, keeps one deadline per connection
+(head, body, idle) that only a new request head moves, counts connections per peer key in
+connection_made/lost (and at a websocket upgrade, where uvicorn stops counting one), and answers a
+repeated Host or Authorization by swapping the app for one request; `OneWriteHttpTools` gives each
+request cycle a transport that sends the head with the body, and flushes it from the cycle's
+`on_response`. The pin in pyproject.toml keeps uvicorn to
 the releases these tests ran on.
 
 starlette (fence: `server_stub.routing`): `DirectRouter` subclasses `Router`, overrides its ASGI
@@ -36,7 +38,9 @@ HOOKS: dict[str, list[str]] = {
     "on_response_complete": ["self"],
     "on_header": ["self", "name", "value"],
     "on_headers_complete": ["self"],
+    "on_message_complete": ["self"],
     "data_received": ["self", "data"],
+    "handle_websocket_upgrade": ["self"],
 }
 """The protocol methods the fence overrides and calls through `super()`, with their parameters."""
 ATTRIBUTES = (
@@ -47,6 +51,8 @@ ATTRIBUTES = (
     "self.cycle = ",
     "self.headers = ",
     "self.app = ",
+    "self.pipeline: ",
+    "self.server_state = ",
 )
 """Attributes the fence reads, set by the protocol itself."""
 

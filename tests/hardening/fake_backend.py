@@ -14,6 +14,28 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SLOW_SECONDS = 5.0
 """How long the slow modes take, far beyond the client timeout the tests set."""
+HANG_SECONDS = 12.0
+"""How long `hang` holds a request: beyond the 5 s a stop used to wait."""
+LATE_SECONDS = 1.0
+"""How long `late` takes before it answers `get_system` well."""
+SYSTEM = {
+    "mode": "running",
+    "trading_enabled": True,
+    "mode_reason": None,
+    "account": "fake",
+    "base_currency": "USD",
+    "equity": 1.0,
+    "cash": 1.0,
+    "gross_exposure": 0.0,
+    "net_exposure": 0.0,
+    "unrealized_pnl": 0.0,
+    "open_positions": 0,
+    "open_orders": 0,
+    "daemon_version": "0",
+    "started_at": "2026-01-01T00:00:00Z",
+    "last_heartbeat_at": "2026-01-01T00:00:00Z",
+    "updated_at": "2026-01-01T00:00:00Z",
+}
 
 
 def _envelope(code: str, message: str) -> bytes:
@@ -35,11 +57,14 @@ REFUSALS: dict[str, tuple[int, str, bytes]] = {
     "locked": (429, "application/json", _envelope("locked_out", "too many failures")),
     "limited": (429, "application/json", _envelope("rate_limited", "slow down")),
     "unavailable": (503, "application/json", _envelope("unavailable", "data unreadable")),
+    "bad-gateway": (502, "text/html", b"<html><body>502 Bad Gateway</body></html>"),
+    "gateway-timeout": (504, "text/html", b"<html><body>504 Gateway Time-out</body></html>"),
 }
 """Well-formed refusals that the stubs never give in these tests' set-ups."""
 HEADERS: dict[str, dict[str, str]] = {
     "locked": {"Retry-After": "840"},
     "limited": {"Retry-After": "30"},
+    "unavailable": {"Retry-After": "7"},
 }
 
 ARRIVALS: Counter[str] = Counter()
@@ -60,6 +85,16 @@ class _Handler(BaseHTTPRequestHandler):
         elif mode == "slow":
             time.sleep(SLOW_SECONDS)
             self._send(200, "application/json", b'{"ok": true, "data": {}}')
+        elif mode == "hang":
+            time.sleep(HANG_SECONDS)
+            self._send(200, "application/json", b'{"ok": true, "data": {}}')
+        elif mode == "fast":
+            self._send(200, "application/json", json.dumps({"ok": True, "data": SYSTEM}).encode())
+        elif mode == "late":
+            time.sleep(LATE_SECONDS)
+            self._send(200, "application/json", json.dumps({"ok": True, "data": SYSTEM}).encode())
+        elif mode == "huge":
+            self._huge()
         elif mode == "trickle":
             self._trickle()
         else:
@@ -95,6 +130,18 @@ class _Handler(BaseHTTPRequestHandler):
         token = sent.partition(" ")[2]
         said = f"bad credential {sent!r} {token} {base64.b64encode(token.encode()).decode()}"
         self._send(401, "application/json", _envelope("unauthorized", said))
+
+    def _huge(self) -> None:
+        """Says a gigabyte follows, sends a few bytes, then holds the connection."""
+        with contextlib.suppress(OSError):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(1 << 30))
+            self.end_headers()
+            self.wfile.write(b'{"ok": true, "data": "')
+            self.wfile.flush()
+            time.sleep(SLOW_SECONDS)
+        self.close_connection = True
 
     def _trickle(self) -> None:
         """Headers at once, then one byte every 0.1 s: no single read ever times out."""

@@ -221,7 +221,10 @@ def test_hosts_are_found_and_a_missing_command_fails(
     assert "runs /gone/uvx, which is not there" in missing["message"]
     assert findings["host.gemini.user"]["status"] == "warn"
     assert "by name, which a GUI host may not find" in findings["host.gemini.user"]["message"]
-    assert not [check for check in findings if check.startswith("host.claude-desktop.")]
+    broken = findings["host.claude-desktop.user"]  # one line saying so, and nothing started
+    assert (broken["status"], broken.get("kind")) == ("warn", None)
+    assert "not read:" in broken["message"]
+    assert "is not valid JSON" in broken["message"]
     assert "svc" in servers_of("cursor", fake_home.user_file("cursor"))
 
 

@@ -598,6 +598,7 @@ def test_the_front_door_hands_over_and_refuses_options_before(run_cli: RunCli) -
     assert run_cli("uninstall", "--client", "nowhere").returncode == 2
 
 
+@pytest.mark.e2e
 def test_install_and_doctor_never_import_mcp(fake_home: Home) -> None:
     code = (
         "import sys\n"

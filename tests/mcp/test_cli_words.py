@@ -25,6 +25,8 @@ from tests.mcp.conftest import (
     run_commands,
 )
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture
 def listener() -> Iterator[tuple[str, socket.socket]]:

@@ -15,7 +15,7 @@ from portal_tools.tools import AUDITOR, PORTAL_TOOLS
 from svc_mcp.core.backends import SERVICE
 from svc_mcp.core.calls import ToolResult, call_tool
 from svc_mcp.core.client import fetch, new_http_client
-from svc_mcp.core.connection import MAX_RESPONSE_BYTES, Connection, Payload
+from svc_mcp.core.connection import LOCKOUT_HINT, MAX_RESPONSE_BYTES, Connection, Payload
 from svc_mcp.core.errors import (
     BadRequest,
     CallError,
@@ -26,6 +26,7 @@ from svc_mcp.core.errors import (
     RateLimited,
     ServerError,
     Unauthorized,
+    Unavailable,
     Unreachable,
 )
 from svc_mcp.core.toolspec import ToolSpec
@@ -152,8 +153,7 @@ ERRORS = [
         {"Retry-After": "840"},
         TOKEN,
         LockedOut,
-        "locked out by the portal after repeated failed credentials: retry after 840 seconds; "
-        "not retried automatically",
+        "retry after 840 seconds; not retried automatically",
         id="429 locked out",
     ),
     pytest.param(
@@ -186,14 +186,14 @@ ERRORS = [
     pytest.param(
         503,
         error("unavailable", "data directory unreadable"),
-        {},
+        {"Retry-After": "7"},
         TOKEN,
-        ServerError,
-        "HTTP 503 (unavailable: data directory unreadable)",
+        Unavailable,
+        "HTTP 503 (unavailable: data directory unreadable); retry after 7 seconds",
         id="503",
     ),
     pytest.param(
-        502, "<html>bad gateway</html>", {}, TOKEN, ServerError, "no error envelope", id="502 html"
+        502, "<html>bad gateway</html>", {}, TOKEN, Unavailable, "no error envelope", id="502 html"
     ),
     pytest.param(
         200, {"data": [1]}, {}, TOKEN, ServerError, "without the documented envelope", id="no ok"
@@ -230,8 +230,12 @@ def test_each_failure_is_typed_and_says_what_to_do(
     assert says in str(raised.value)
     assert "\n" not in str(raised.value)
     assert TOKEN not in str(raised.value)
-    if isinstance(raised.value, LockedOut | RateLimited):
+    if isinstance(raised.value, LockedOut | RateLimited | Unavailable):
         assert raised.value.retry_after == (int(headers["Retry-After"]) if headers else None)
+    if isinstance(raised.value, LockedOut):
+        # The locked caller's token was not checked: the hint names the lockout, not the token.
+        assert raised.value.hint == LOCKOUT_HINT
+        assert "not checked" in str(raised.value)
 
 
 def test_a_token_echoed_by_the_server_is_scrubbed() -> None:

@@ -31,7 +31,9 @@ async def call(name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
 def test_arguments_reach_the_row_as_sent(monkeypatch: pytest.MonkeyPatch) -> None:
     received: list[dict[str, object]] = []
 
-    async def recording(spec: ToolSpec, arguments: dict[str, object], http: object) -> Any:
+    async def recording(
+        spec: ToolSpec, arguments: dict[str, object], http: object, slot: object
+    ) -> Any:
         received.append(arguments)
         raise RuntimeError("stop here")
 
@@ -45,7 +47,9 @@ def test_arguments_reach_the_row_as_sent(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_a_bug_is_a_tool_error_without_its_text(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async def broken(spec: ToolSpec, arguments: dict[str, object], http: object) -> Any:
+    async def broken(
+        spec: ToolSpec, arguments: dict[str, object], http: object, slot: object
+    ) -> Any:
         raise RuntimeError("internal detail 7f3a")
 
     monkeypatch.setattr(server, "call_tool", broken)

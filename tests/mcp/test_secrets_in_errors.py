@@ -93,6 +93,7 @@ def test_a_token_with_a_trailing_crlf_is_used_without_it(service: ServiceStub) -
     assert not result.is_error, text_of(result)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "token",
     [f"{SECRET}\x07", f"{SECRET[:10]}\rX{SECRET[10:]}", f"{SECRET} more", f"{SECRET}é"],
@@ -128,6 +129,7 @@ def test_a_base_url_with_user_info_is_refused_everywhere(service: ServiceStub) -
     assert_hidden(SECRET, cli.stdout, cli.stderr, text_of(result), doctor.stdout, doctor.stderr)
 
 
+@pytest.mark.e2e
 def test_a_backend_echoing_the_token_is_scrubbed(echo_backend: str) -> None:
     variables = {"SERVICE_API_BASE": echo_backend, "SERVICE_API_TOKEN": SECRET}
     cli = run(["get_system"], variables)

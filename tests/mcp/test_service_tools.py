@@ -164,6 +164,7 @@ def wait_for_lines(path: Path, marker: str, count: int) -> str:
         time.sleep(0.05)
 
 
+@pytest.mark.e2e
 def test_a_wrong_token_locks_out_and_is_never_retried(tmp_path: Path) -> None:
     wrong = "wrong-token-" + "w" * 24
     with service_stub(tmp_path) as stub:

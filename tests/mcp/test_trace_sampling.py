@@ -23,6 +23,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 
 from svc_mcp.demo.trace import ReceivedSpan, Receiver, otel_env, receiving
+from tests.e2e import e2e_fixture
 from tests.mcp.conftest import (
     INTEL_KEY,
     SERVICE_TOKEN,
@@ -61,7 +62,7 @@ def receiver() -> Iterator[Receiver]:
         yield received
 
 
-@pytest.fixture(scope="module")
+@e2e_fixture(scope="module")
 def stub(receiver: Receiver, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceStub]:
     """A data-service stub at its default sampler, drawing from the cycle."""
     root = tmp_path_factory.mktemp("sampling-stub")

@@ -23,9 +23,14 @@ from typing import TYPE_CHECKING, NoReturn
 
 from svc_mcp.cli.commands import add_tool_command, arguments, formatter
 from svc_mcp.cli.listing import print_json, print_table
+from svc_mcp.core.errors import Misconfigured
 from svc_mcp.core.exits import OneLineParser, fail, quiet_on_broken_pipe
 from svc_mcp.core.failures import FailureKind
-from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE
+from svc_mcp.core.settings import (
+    GATEWAY_TOKEN_VARIABLE,
+    OAUTH_ISSUER_VARIABLE,
+    PUBLIC_URL_VARIABLE,
+)
 from svc_mcp.core.toolspec import ToolSpec
 from svc_mcp.tools.table import TOOLS, TOOLSETS, parse_toolsets, select_tools
 
@@ -175,12 +180,17 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
         allowed_hosts=tuple(options.allowed_host),
         no_auth=options.no_auth,
         uds=options.uds,
+        oauth_issuer=options.oauth_issuer,
+        public_url=options.public_url,
+        keep_static_token=options.keep_static_token,
     )
     try:
         with asyncio.Runner(loop_factory=_fast_loop()) as runner:
             runner.run(serve_http(selected, gateway))
     except GatewayRefused as refusal:
         fail(PROG, FailureKind.USAGE, str(refusal))
+    except Misconfigured as misconfigured:  # OAuth's settings
+        fail(PROG, FailureKind.MISCONFIGURED, str(misconfigured))
     except PortUnavailable as unavailable:
         fail(PROG, FailureKind.MISCONFIGURED, str(unavailable))
 
@@ -235,6 +245,21 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="serve on this Unix socket, mode 0600 (ssh -L 8765:PATH host reaches it)",
     )
+    http.add_argument(
+        "--oauth-issuer",
+        metavar="URL",
+        help=f"accept OAuth access tokens of this authorization server ({OAUTH_ISSUER_VARIABLE})",
+    )
+    http.add_argument(
+        "--public-url",
+        metavar="URL",
+        help=f"the MCP URL as clients reach it, the tokens' audience ({PUBLIC_URL_VARIABLE})",
+    )
+    http.add_argument(
+        "--keep-static-token",
+        action="store_true",
+        help="with OAuth, accept the static gateway token too (scripts, svc-mcp's own CLI)",
+    )
     commands = parser.add_subparsers(dest="command", metavar="<command>")
     listing = commands.add_parser("tools", help="list the tools (JSON unless on a terminal)")
     listing.add_argument("--json", action="store_true", help="print JSON even on a terminal")
@@ -269,11 +294,19 @@ SPECIAL_COMMANDS = ("tools", "portal", "demo")
 
 def _check_serving_options(parser: argparse.ArgumentParser, options: argparse.Namespace) -> None:
     given = any(value is not None for value in (options.host, options.port, options.path))
-    serving = (options.allow_remote, options.allowed_host, options.no_auth, options.uds)
+    serving = (
+        options.allow_remote,
+        options.allowed_host,
+        options.no_auth,
+        options.uds,
+        options.oauth_issuer,
+        options.public_url,
+        options.keep_static_token,
+    )
     if not options.http and (given or any(serving)):
         parser.error(
-            "--host, --port, --path, --allow-remote, --allowed-host, --no-auth and --uds need "
-            "--http"
+            "--host, --port, --path, --allow-remote, --allowed-host, --no-auth, --uds, "
+            "--oauth-issuer, --public-url and --keep-static-token need --http"
         )
     if options.http and options.command is not None:
         parser.error("--http serves MCP and takes no command")

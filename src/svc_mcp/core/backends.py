@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import urlsplit
 
-from svc_mcp.core.connection import Connection
+from svc_mcp.core.connection import MAX_RESPONSE_BYTES, Connection
 from svc_mcp.core.errors import Misconfigured
 from svc_mcp.core.settings import (
     INSECURE_HOSTS_VARIABLE,
@@ -47,6 +47,13 @@ class Backend:
     """A GET that needs no credential and proves the backend answers."""
     token_scheme: str = "Bearer"  # noqa: S105 (a scheme name, not a secret)
     """How the token is sent: `Authorization: <scheme> <token>`."""
+    max_answer_bytes: int = MAX_RESPONSE_BYTES
+    """The largest answer read from it, refused on its Content-Length before the body is read:
+    the largest page it can send (1,000 records)."""
+    slots: int = 16
+    """At most this many requests of one server to this backend in flight; more calls wait their
+    turn, first come first served, within their own deadline. Each backend has its own, so a hung
+    backend holds only its own slots and never delays calls to the other."""
 
     @property
     def variables(self) -> tuple[str, ...]:
@@ -78,6 +85,7 @@ class Backend:
             token=_token(source, environ[source]) if source else None,
             token_scheme=self.token_scheme,
             credential_variable=self.token_names,
+            max_answer_bytes=self.max_answer_bytes,
         )
 
     def _check_clear_text(self, base_url: str, environ: Mapping[str, str]) -> None:
@@ -152,6 +160,11 @@ SERVICE = Backend(
 )
 
 BACKENDS: tuple[Backend, ...] = (SERVICE, PORTAL)
+
+
+def total_slots() -> int:
+    """Requests one server may have in flight to all backends at once."""
+    return sum(backend.slots for backend in BACKENDS)
 
 
 def backend_variables() -> tuple[str, ...]:

@@ -11,19 +11,21 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from functools import cache
 from itertools import count
 from typing import TYPE_CHECKING, Any
 
-from svc_mcp.core.connection import Connection, Payload
-from svc_mcp.core.errors import CallError, InvalidArgument, ServerError, Unreachable
+from svc_mcp.core.connection import Connection, Payload, unreachable
+from svc_mcp.core.errors import CallError, InvalidArgument, ServerError, Unavailable, Unreachable
 from svc_mcp.core.safe_text import safe_json
+from svc_mcp.core.settings import timeout_seconds
 from svc_mcp.core.telemetry import BackendRequest, backend_request
 from svc_mcp.core.toolspec import FIELDS, ToolSpec
 
 if TYPE_CHECKING:
+    import anyio
     import httpx
     from pydantic import TypeAdapter
 
@@ -123,37 +125,69 @@ async def call_tool(
     spec: ToolSpec,
     arguments: Mapping[str, object],
     http: httpx.AsyncClient,
+    slot: anyio.Semaphore | None = None,
     *,
     anonymous: bool = False,
 ) -> ToolResult:
-    """Runs one row over `http`, resent as `retry_delay` says; `anonymous`: without the
-    backend's token (doctor's probes before the one request that carries it). Raises a
-    `CallError` subclass on any failure."""
+    """Runs one row over `http`, resent as `retry_delay` says, each request holding one of its
+    backend's `slot`s; `anonymous`: without the backend's token (doctor's probes before the one
+    request that carries it). One deadline of `timeout_seconds()` bounds the whole call: the wait
+    for a slot, every request and the pauses between them, so no call outlives it however many
+    wait. Raises a `CallError` subclass on any failure."""
     import anyio
 
     from svc_mcp.core.client import fetch
 
     request = _prepare(spec, arguments, anonymous=anonymous)
-    for attempt in count(1):
-        try:
-            with _exchange(spec) as exchange:
-                payload = await fetch(
-                    http,
-                    request.connection,
-                    spec.method,
-                    spec.path,
-                    query=request.query,
-                    needs=spec.access,
-                    json_body=request.body,
-                    exchange=exchange,
-                )
-                return _checked(spec, request, payload)
-        except CallError as error:
-            delay = retry_delay(spec, attempt, error)
-            if delay is None:
-                raise
-        await anyio.sleep(delay)
+    limit = timeout_seconds()
+    sending = False
+    try:
+        with anyio.fail_after(limit):
+            for attempt in count(1):
+                try:
+                    async with slot if slot is not None else nullcontext():
+                        sending = True
+                        with _exchange(spec) as exchange:
+                            payload = await fetch(
+                                http,
+                                request.connection,
+                                spec.method,
+                                spec.path,
+                                query=request.query,
+                                needs=spec.access,
+                                json_body=request.body,
+                                exchange=exchange,
+                            )
+                            return _checked(spec, request, payload)
+                except CallError as error:
+                    delay = retry_delay(spec, attempt, error)
+                    if delay is None:
+                        raise
+                sending = False
+                await anyio.sleep(delay)
+    except TimeoutError:
+        raise _out_of_time(spec, request.connection, limit, sending=sending) from None
     raise AssertionError("unreachable: the loop returns or raises")
+
+
+def _out_of_time(
+    spec: ToolSpec, connection: Connection, limit: float, *, sending: bool
+) -> CallError:
+    """The call's deadline passed: in a request, or before one of the backend's slots freed."""
+    if sending:
+        error: CallError = unreachable(connection, f"no answer within {limit:g} s")
+    else:
+        error = Unavailable(
+            f"{connection.service} is busy: every request slot this server keeps for it stayed "
+            f"taken for {limit:g} s (slow or hung calls), so nothing was sent; retry later",
+        )
+    _advise(spec, error)
+    return error
+
+
+def _advise(spec: ToolSpec, error: CallError) -> None:
+    if error.kind.retryable:
+        error.advise(spec.retry_advice)
 
 
 def call_tool_once(spec: ToolSpec, arguments: Mapping[str, object]) -> ToolResult:
@@ -192,6 +226,7 @@ def _exchange(spec: ToolSpec) -> Iterator[BackendRequest]:
             yield exchange
         except CallError as error:
             error.request_id = exchange.named_id()
+            _advise(spec, error)
             raise
 
 

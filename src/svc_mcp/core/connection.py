@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import re
 import zlib
 from collections.abc import Iterable
@@ -28,6 +29,7 @@ from svc_mcp.core.errors import (
     RateLimited,
     ServerError,
     Unauthorized,
+    Unavailable,
     Unreachable,
 )
 from svc_mcp.core.telemetry import BackendRequest
@@ -37,6 +39,8 @@ CONNECT_TIMEOUT_SECONDS = 5.0
 MAX_URL_CHARS = 8 * 1024
 _MAX_QUOTED_CHARS = 300
 REDACTED = "[redacted]"
+LOCKOUT_HINT = "the lockout: wait retry_after seconds (the token was not checked)"
+"""A lockout's hint names the lockout, never the token variable: nothing the caller sets helps."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,8 @@ class Connection:
     credential_variable: str
     """What to set to change the token, as messages name it."""
     token_scheme: str = "Bearer"  # noqa: S105 (a scheme name, not a secret)
+    max_answer_bytes: int = MAX_RESPONSE_BYTES
+    """The largest answer read from this backend (`Backend.max_answer_bytes`)."""
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"{self.token_scheme} {self.token}"} if self.token else {}
@@ -102,8 +108,15 @@ class Payload:
 def too_large(connection: Connection, request: str) -> ServerError:
     return ServerError(
         f"{connection.service} answered {request} with more than "
-        f"{MAX_RESPONSE_BYTES // (1024 * 1024)} MiB; refused"
+        f"{connection.max_answer_bytes / (1024 * 1024):g} MiB; refused"
     )
+
+
+def check_length(connection: Connection, request: str, content_length: str | None) -> None:
+    """Refuses an answer that says it is too large before a byte of its body is read."""
+    text = (content_length or "").strip()
+    if text.isdigit() and int(text) > connection.max_answer_bytes:
+        raise too_large(connection, request)
 
 
 def request_headers(
@@ -128,7 +141,8 @@ def request_body(json_body: Any) -> bytes | None:
 
 
 class BodyReader:
-    """Collects an answer's body as it streams, refused past MAX_RESPONSE_BYTES once decoded.
+    """Collects an answer's body as it streams, refused past the backend's `max_answer_bytes`
+    once decoded.
 
     We ask for `identity`; a backend that compresses anyway with gzip or deflate is inflated
     here a bounded piece at a time (a few KiB of gzip can inflate to gigabytes), and any other
@@ -157,7 +171,8 @@ class BodyReader:
             return
         data = chunk
         while data:
-            self._keep(inflater.decompress(data, MAX_RESPONSE_BYTES + 1 - self._size))
+            limit = self._connection.max_answer_bytes
+            self._keep(inflater.decompress(data, limit + 1 - self._size))
             data = inflater.unconsumed_tail
 
     def body(self) -> bytes:
@@ -167,7 +182,7 @@ class BodyReader:
 
     def _keep(self, data: bytes) -> None:
         self._size += len(data)
-        if self._size > MAX_RESPONSE_BYTES:
+        if self._size > self._connection.max_answer_bytes:
             raise too_large(self._connection, self._request)
         self._chunks.append(data)
 
@@ -251,6 +266,12 @@ def _failure(
         )
     if status == 429:
         return _too_many(connection, code, retry_after)
+    if status in UNAVAILABLE_STATUSES:
+        seconds = retry_after_seconds(retry_after)
+        return Unavailable(
+            f"{service} is unavailable for {request}: HTTP {status} ({said}); {_when(seconds)}",
+            retry_after=seconds,
+        )
     if 400 <= status < 500:
         return BadRequest(f"{service} refused {request}: HTTP {status} ({said})")
     if 200 <= status < 300:
@@ -258,17 +279,52 @@ def _failure(
     return ServerError(f"{service} failed to answer {request}: HTTP {status} ({said})")
 
 
+UNAVAILABLE_STATUSES = frozenset({502, 503, 504})
+"""A gateway or the backend itself says it cannot answer now: a later retry may succeed."""
+MAX_RETRY_AFTER_SECONDS = 24 * 3600
+
+
+def retry_after_seconds(raw: str | None) -> int | None:
+    """A `Retry-After` value (seconds or an HTTP date) as whole seconds from now, at most a day;
+    None when absent or unreadable."""
+    if not raw:
+        return None
+    text = raw.strip()
+    if text.isdigit():
+        return min(int(text), MAX_RETRY_AFTER_SECONDS)
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    from datetime import UTC, datetime
+
+    seconds = math.ceil((when - datetime.now(UTC)).total_seconds())
+    return min(max(seconds, 0), MAX_RETRY_AFTER_SECONDS)
+
+
+def _when(seconds: int | None) -> str:
+    return f"retry after {seconds} seconds" if seconds is not None else "retry later"
+
+
 def _too_many(connection: Connection, code: object, raw: str | None) -> CallError:
-    retry_after = int(raw) if raw and raw.isdigit() else None
-    when = f"retry after {retry_after} seconds" if retry_after is not None else "retry later"
+    retry_after = retry_after_seconds(raw)
+    when = _when(retry_after)
     if code == "rate_limited":
         return RateLimited(
             f"{connection.service} is rate limiting requests: {when}; not retried automatically",
             retry_after=retry_after,
         )
+    # A locked caller's token is refused unchecked, and the failures that locked it may be anyone's
+    # at its address (every local user shares 127.0.0.1): the token is no suspect.
     return LockedOut(
-        f"locked out by {connection.service} after repeated failed credentials: {when}; "
-        f"not retried automatically, so check {connection.credential_variable} first",
+        f"locked out by {connection.service} after repeated failed credentials from this "
+        f"caller's address (on the same machine: its local user), not necessarily with "
+        f"{connection.credential_variable}, which was not checked: {when}; "
+        "not retried automatically",
         retry_after=retry_after,
-        hint=connection.credential_variable,
+        hint=LOCKOUT_HINT,
     )

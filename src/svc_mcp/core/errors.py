@@ -28,6 +28,10 @@ class CallError(Exception):
         """The id of the backend request that failed (its trace id when tracing is on), which
         the backend's access log carries: what a person hands an operator."""
 
+    def advise(self, advice: str) -> None:
+        """Adds what only the tool's row knows, such as whether sending it again is safe."""
+        self.args = (f"{self.args[0]}; {visible(advice)}",)
+
     def told(self) -> str:
         """The message, and the request id when a backend request failed (errors only, so the
         id costs an agent's budget nothing on success)."""
@@ -110,3 +114,11 @@ class ServerError(CallError):
     """5xx, or an answer that is not the documented envelope and payload."""
 
     kind = FailureKind.SERVER_ERROR
+
+
+class Unavailable(CallError):
+    """502, 503 or 504, or no free slot for the backend within the call's time: the backend (or
+    the way to it) is overloaded or restarting. Retrying later is safe; `retry_after` is the
+    server's `Retry-After` when it sent one."""
+
+    kind = FailureKind.UNAVAILABLE

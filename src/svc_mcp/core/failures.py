@@ -21,6 +21,7 @@ class FailureKind(StrEnum):
     UNREACHABLE = "unreachable"
     BAD_REQUEST = "bad_request"
     SERVER_ERROR = "server_error"
+    UNAVAILABLE = "unavailable"
 
     @classmethod
     def named(cls, text: object) -> FailureKind:
@@ -30,6 +31,11 @@ class FailureKind(StrEnum):
     @property
     def exit_code(self) -> int:
         return _EXIT_CODES[self]
+
+    @property
+    def retryable(self) -> bool:
+        """Whether the same call may succeed later unchanged (after `retry_after` if given)."""
+        return self in _RETRYABLE
 
 
 _EXIT_CODES = {
@@ -44,5 +50,7 @@ _EXIT_CODES = {
     FailureKind.UNREACHABLE: 8,
     FailureKind.BAD_REQUEST: 9,
     FailureKind.SERVER_ERROR: 10,
+    FailureKind.UNAVAILABLE: 11,
 }
+_RETRYABLE = frozenset({FailureKind.UNREACHABLE, FailureKind.UNAVAILABLE})
 _NAMES = frozenset(kind.value for kind in FailureKind)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import http.client
 import socket
 import ssl
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -20,6 +22,7 @@ from svc_mcp.core.connection import (
     Connection,
     Payload,
     answer,
+    check_length,
     request_body,
     request_headers,
     unreachable,
@@ -50,8 +53,14 @@ def fetch_once(
     headers = request_headers(connection, body, exchange)
     target = url.path + (f"?{url.query}" if url.query else "")
     conn = _open(url.scheme, url.netloc, min(limit, CONNECT_TIMEOUT_SECONDS))
+    # The name is resolved within the call's deadline too: the resolver has no timeout of its
+    # own that we set, and a silent DNS server would hold the call for its retries (10 s).
+    conn._create_connection = _connector(deadline, limit)  # type: ignore[attr-defined]
     try:
         conn.connect()
+    except _NameTimeout as exc:
+        conn.close()
+        raise unreachable(connection, str(exc), sent=False) from None
     except TimeoutError:
         conn.close()
         raise unreachable(connection, "the connection timed out") from None
@@ -67,6 +76,7 @@ def fetch_once(
         response = conn.getresponse()
         if exchange is not None:
             exchange.status = response.status
+        check_length(connection, request, response.getheader("Content-Length"))
         raw = _read_bounded(
             response,
             sock,
@@ -81,6 +91,55 @@ def fetch_once(
         conn.close()
     retry_after = response.getheader("Retry-After")
     return answer(connection, request, response.status, retry_after, raw, needs)
+
+
+class _NameTimeout(TimeoutError):
+    """The name did not resolve in time: nothing was sent."""
+
+
+def _connector(deadline: float, limit: float) -> Callable[..., socket.socket]:
+    """`socket.create_connection` with the name resolved within `deadline`."""
+
+    def connect(
+        address: tuple[str, int], timeout: float | None = None, source: Any = None
+    ) -> socket.socket:
+        host, port = address
+        addresses = _resolve(host, port, deadline, limit)
+        error: OSError = OSError(f"{host} has no address")
+        for family, kind, proto, _, where in addresses:
+            sock = socket.socket(family, kind, proto)
+            try:
+                sock.settimeout(min(timeout or limit, max(deadline - time.monotonic(), 0.001)))
+                sock.connect(where)
+                return sock
+            except OSError as exc:
+                sock.close()
+                error = exc
+        raise error
+
+    return connect
+
+
+def _resolve(host: str, port: int, deadline: float, limit: float) -> list[Any]:
+    """`getaddrinfo` in a thread of its own, given up on at `deadline` (the thread, a daemon,
+    ends with the process)."""
+    found: list[Any] = []
+    failed: list[OSError] = []
+
+    def lookup() -> None:
+        try:
+            found.extend(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except OSError as exc:
+            failed.append(exc)
+
+    worker = threading.Thread(target=lookup, daemon=True)
+    worker.start()
+    worker.join(max(deadline - time.monotonic(), 0))
+    if worker.is_alive():
+        raise _NameTimeout(f"the name {host} did not resolve within {limit:g} s")
+    if failed:
+        raise failed[0]
+    return found
 
 
 def _open(scheme: str, netloc: str, timeout: float) -> http.client.HTTPConnection:

@@ -8,6 +8,7 @@ what is read. The text is kept, only shown escaped: `\\x1b`, `\\x85`, `\\u202e`.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -28,10 +29,27 @@ def visible(text: str, *, keep_layout: bool = False) -> str:
 
 def safe_json(value: Any, *, indent: int | None = None) -> str:
     """`value` as JSON (UTF-8 text kept readable) with DEL, C1, bidi and line separators written
-    as `\\uXXXX`: the same data for a JSON reader, inert on a terminal."""
+    as `\\uXXXX`: the same data for a JSON reader, inert on a terminal. A number JSON cannot hold
+    (a backend's `1e999` or `NaN`) is written `null`, as JavaScript's JSON.stringify does."""
     separators = None if indent is not None else (",", ":")
-    text = json.dumps(value, ensure_ascii=False, indent=indent, separators=separators)
+    try:
+        text = json.dumps(
+            value, ensure_ascii=False, indent=indent, separators=separators, allow_nan=False
+        )
+    except ValueError:  # only then is the value walked
+        text = json.dumps(_finite(value), ensure_ascii=False, indent=indent, separators=separators)
     return _UNSAFE_IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def _finite(value: Any) -> Any:
+    """`value` with every infinite or NaN float replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 def _python_escape(match: re.Match[str]) -> str:

@@ -29,6 +29,15 @@ SERVICE_TOKEN_VARIABLES = ("SERVICE_API_TOKEN", "DASHBOARD_API_TOKEN")
 GATEWAY_TOKEN_VARIABLE = "SVC_MCP_GATEWAY_TOKEN"  # noqa: S105 (a variable's name)
 """Not a backend's: the bearer token `svc-mcp --http` demands, and host entries reference."""
 
+OAUTH_ISSUER_VARIABLE = "SVC_MCP_OAUTH_ISSUER"
+"""The authorization server whose access tokens `svc-mcp --http` accepts (OAuth on when set)."""
+PUBLIC_URL_VARIABLE = "SVC_MCP_PUBLIC_URL"
+"""The gateway's MCP URL as clients reach it: the OAuth resource and the tokens' audience."""
+
+INTROSPECTION_CLIENT_VARIABLES = ("SVC_MCP_OAUTH_CLIENT_ID", "SVC_MCP_OAUTH_CLIENT_SECRET")
+"""The gateway's own client at the authorization server, for RFC 7662 introspection of opaque
+access tokens (off unless both are set)."""
+
 TIMEOUT_VARIABLE = "SVC_MCP_TIMEOUT_SECONDS"
 TIMEOUT_SECONDS = 10.0
 MAX_TIMEOUT_SECONDS = 600.0

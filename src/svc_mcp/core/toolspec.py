@@ -96,6 +96,8 @@ class ToolSpec:
     """Resends after a connection failure; only for rows whose request is idempotent."""
     view: str | None = None
     """The MCP Apps view that shows the result to a person (a name in `svc_mcp.serve.views`)."""
+    resend_note: str = ""
+    """Why re-sending a write is safe, when it is idempotent (told with a retryable failure)."""
 
     @property
     def toolset(self) -> Toolset:
@@ -105,6 +107,16 @@ class ToolSpec:
     def selectable(self) -> bool:
         """Whether the call may pick fields of each record (`fields`)."""
         return any(param.name == FIELDS.name for param in self.params)
+
+    @property
+    def retry_advice(self) -> str:
+        """What a retryable failure adds: whether sending the same call again is safe."""
+        if self.hints.read_only:
+            return "retrying is safe: this call only reads"
+        if self.hints.idempotent:
+            what = f"the same {self.body}" if self.body else "the same call"
+            return f"re-sending {what} is safe{self.resend_note}"
+        return "sending it again may repeat the change: check its effect first"
 
     def agent_defaults(self) -> dict[str, object]:
         """The arguments an MCP call sends when they are left out (a smaller page)."""

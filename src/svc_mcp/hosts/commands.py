@@ -19,7 +19,8 @@ from svc_mcp.core.failures import FailureKind
 from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE
 from svc_mcp.hosts.entries import ENV_KEYS, TokenMode, check_server_name, http_entry, plain_secrets
 from svc_mcp.hosts.errors import InstallError
-from svc_mcp.hosts.local_entry import stdio_entry
+from svc_mcp.hosts.local_entry import stdio_entry, tag_note
+from svc_mcp.hosts.oauth_probe import oauth_gateway
 from svc_mcp.hosts.options import (
     FLAG,
     MORE,
@@ -71,7 +72,8 @@ def install(
         typer.Option(
             help="With --http: SVC_MCP_GATEWAY_TOKEN as a reference the host resolves (ref; a "
             f"password prompt in {labels(lambda h: h.prompt_reference is not None)}), its value "
-            "(plain), or no token (none).",
+            "(plain), or no token (none; oauth: the host signs in itself, chosen for ref when "
+            "the gateway serves OAuth metadata).",
         ),
     ] = "ref",  # noqa: S107 (a mode, not a token)
     scope: ScopeOption = "user",
@@ -156,6 +158,9 @@ def install(
                         f"{', '.join(given)} shape a local entry; with --http the host connects "
                         "to the gateway, which reads its own environment: drop them"
                     )
+                if http_token == "ref" and (oauth := oauth_gateway(http)) is not None:  # noqa: S105
+                    http_token = "oauth"  # noqa: S105 (a mode)
+                    say(f"{http} does OAuth: {host.label} signs in to {oauth.issuer} itself")
                 entry, inputs = http_entry(host, http, http_token, os.environ)
             else:
                 entry = stdio_entry(
@@ -169,7 +174,7 @@ def install(
                     check=not print_only,
                     unpinned=unpinned,
                 )
-            change = plan_install(host, path, name, entry, inputs)
+            change = plan_install(host, path, name, entry, inputs, project_folder(scope))
             if print_only:
                 sys.stdout.write(change.text)
             else:
@@ -177,6 +182,8 @@ def install(
         except InstallError as error:
             fail(PROG, error.kind, str(error))
         report_install(host, scope, name, change, plain_secrets(entry), print_only)
+        if http is None:
+            tag_note(source, unpinned)
         if http is not None and http_token == "ref" and host.prompt_reference is None:  # noqa: S105
             unset = "" if os.environ.get(GATEWAY_TOKEN_VARIABLE) else " (it is not set here)"
             say(
@@ -200,7 +207,7 @@ def uninstall(
     for host in hosts:
         try:
             change = apply(
-                plan_uninstall(host, config_path(host, scope, config), name),
+                plan_uninstall(host, config_path(host, scope, config), name, project_folder(scope)),
                 project=project_folder(scope),
             )
         except InstallError as error:

@@ -24,7 +24,7 @@ from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.table import HOSTS, Host
 from svc_mcp.serve.gateway_token import client_gateway_token
 
-TokenMode = Literal["ref", "plain", "none"]
+TokenMode = Literal["ref", "plain", "none", "oauth"]
 
 # Besides the backends' own variables, the server reads these two (the CA bundle httpx trusts,
 # and the request timeout); an entry may set them, and a host that passes only listed variables
@@ -124,7 +124,8 @@ def http_entry(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The host's remote (streamable HTTP) entry for the gateway at `url`, and the `inputs` it
     needs (a password prompt). The gateway token goes in by reference (`ref`, the default), as its
-    value (`plain`), or not at all (`none`: a loopback gateway without a token)."""
+    value (`plain`), or not at all (`none`: a loopback gateway without a token; `oauth`: a
+    gateway with OAuth, to which the host signs in itself)."""
     if host.url_key is None:
         raise InstallError(
             f"{host.label} takes no remote server in its configuration file (only local "
@@ -133,7 +134,7 @@ def http_entry(
     check_url(url, "--http", secret_in=GATEWAY_TOKEN_VARIABLE)
     entry: dict[str, Any] = {**host.http_fields, host.url_key: url}
     inputs: list[dict[str, Any]] = []
-    if mode == "none":
+    if mode in ("none", "oauth"):
         return entry, inputs
     if (reached := cleartext_host(url, environ)) is not None:
         raise InstallError(refusal(GATEWAY_TOKEN_VARIABLE, "--http", reached))

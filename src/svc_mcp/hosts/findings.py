@@ -73,13 +73,15 @@ def render(findings: Sequence[Finding], console: Console) -> None:
     for finding in findings:
         mark, style = _MARKS[finding.status]
         label = finding.data.get("environment")
-        where = f" ({label})" if label else ""
+        where = f" ({visible(str(label))})" if label else ""
+        # Every part may quote a file someone else wrote (an entry's name, its URL): a line end
+        # in it would forge a line of its own, an escape sequence would rewrite the terminal.
         line = Text.assemble(
             (f"{mark} ", style),
-            (finding.check, "bold"),
+            (visible(finding.check), "bold"),
             where,
             "  ",
-            visible(finding.message, keep_layout=True),
+            visible(finding.message),
         )
         console.print(line, soft_wrap=True)
     failures = sum(1 for finding in findings if finding.kind)

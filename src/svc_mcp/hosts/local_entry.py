@@ -18,6 +18,7 @@ from svc_mcp.hosts.runners import (
     index_url,
     launch_command,
     own_version,
+    release_commit,
     this_installation,
 )
 from svc_mcp.hosts.table import Host, Scope
@@ -75,6 +76,15 @@ def stdio_entry(
         env_refs = scope == "project" and host.takes_references
     env = shared_env(pairs) if scope == "project" else install_env(pairs, os.environ)
     return server_entry(host, command, env, env_refs=env_refs)
+
+
+def tag_note(source: Source, unpinned: bool) -> None:
+    """Says, once the entry is written, that a github entry pinned to a tag may run other code."""
+    if source == "github" and not unpinned and release_commit() is None:
+        say(
+            f"the entry runs the tag v{own_version()}, which whoever controls the repository could "
+            "move; an installation made from git (its commit in its metadata) pins that commit"
+        )
 
 
 def shared_env(pairs: list[str]) -> dict[str, str]:

@@ -7,6 +7,7 @@ pypi` first asks the package index whether it has a release.
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import re
 import shutil
@@ -48,7 +49,8 @@ def launch_command(
     unpinned: bool = False,
 ) -> list[str]:
     """`command` followed by `args`. `here` is this installation; the others fetch svc-mcp, pinned
-    to this installation's version (its release tag for github) unless `unpinned`.
+    to this installation's version (for github: the commit it was built from when known, else
+    its release tag) unless `unpinned`.
     With `check` (not for --print), the command must be an executable file."""
     if source == "here":
         if runners.checkout is not None and (runners.uv is not None or runners.script is None):
@@ -73,7 +75,7 @@ def launch_command(
         return [need(runners.uv, "uv", "--uv", check=check), *_uv_run(runners.checkout)]
     uvx = need(runners.uvx, "uvx", "--uvx", check=check)
     if source == "github":
-        pin = "" if unpinned else f"@v{own_version()}"
+        pin = "" if unpinned else f"@{release_commit() or 'v' + own_version()}"
         return [uvx, "--from", f"git+{GITHUB_URL}{pin}", PACKAGE]
     index = [] if index_url in (None, DEFAULT_INDEX) else ["--default-index", str(index_url)]
     return [uvx, *index, PACKAGE if unpinned else f"{PACKAGE}=={own_version()}"]
@@ -82,6 +84,26 @@ def launch_command(
 def own_version() -> str:
     """The version of svc-mcp running this command."""
     return importlib.metadata.version(PACKAGE)
+
+
+def release_commit() -> str | None:
+    """The GitHub commit this installation was built from, when its metadata says (PEP 610's
+    `direct_url.json` of an install from git): an entry pinned to it runs exactly this code,
+    where the release tag could be moved by whoever controls the repository."""
+    try:
+        text = importlib.metadata.distribution(PACKAGE).read_text("direct_url.json")
+        origin = json.loads(text or "{}")
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return None
+    vcs = origin.get("vcs_info") if isinstance(origin, dict) else None
+    url = str(origin.get("url", "")).removeprefix("git+").removesuffix(".git").rstrip("/")
+    commit = vcs.get("commit_id") if isinstance(vcs, dict) and vcs.get("vcs") == "git" else None
+    if url != GITHUB_URL or not isinstance(commit, str) or not _COMMIT.fullmatch(commit):
+        return None
+    return commit
+
+
+_COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
 def _uv_run(checkout: Path) -> list[str]:

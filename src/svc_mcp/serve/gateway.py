@@ -2,49 +2,56 @@
 
 By default it binds 127.0.0.1; reach it from elsewhere through an SSH tunnel
 (`ssh -N -L 8765:127.0.0.1:8765 host`), or serve a Unix socket only its owner may open
-(`--uds PATH`, mode 0600; `ssh -N -L 8765:PATH host`). The SDK's DNS-rebinding protection answers
-a foreign `Host` with 421 and a foreign `Origin` with 403 (a port in either must be digits).
+(`--uds PATH`, mode 0600; `ssh -N -L 8765:PATH host`). A missing or foreign `Host` is answered
+421 before anything else is looked at (token, path), a malformed `Origin` 403; the SDK's
+DNS-rebinding protection then answers a foreign `Origin` with 403. No path is ever redirected
+(a redirect would be built from `Host`).
 Every request must carry `Authorization: Bearer <token>` (401 otherwise, compared in constant
 time): `SVC_MCP_GATEWAY_TOKEN`, or when that is unset the token kept for the person in their state
 directory (`gateway_token`). `--no-auth` serves without a token, on loopback or a Unix socket
 only. A bind beyond loopback is refused unless `--allow-remote` is given and
-`SVC_MCP_GATEWAY_TOKEN` is set.
+`SVC_MCP_GATEWAY_TOKEN` is set. OAuth (SVC_MCP_OAUTH_ISSUER) instead: `oauth_gate`.
 It keeps no session: every POST is answered on its own, as JSON, in both protocol eras
 (initialize and 2026-07-28), so instances scale out behind a load balancer.
 """
 
 from __future__ import annotations
 
-import hmac
+import contextlib
 import ipaddress
 import os
-import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from svc_mcp.core.client import new_http_client
-from svc_mcp.core.failures import FailureKind
-from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE
+from svc_mcp.core.errors import Misconfigured
+from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE, timeout_seconds
 from svc_mcp.core.telemetry import GATEWAY_ROOT_SAMPLE_RATIO
 from svc_mcp.core.telemetry import setup as setup_telemetry
 from svc_mcp.core.toolspec import ToolSpec
 from svc_mcp.serve.confinement import confine_gateway
+from svc_mcp.serve.gateway_activation import activated_sockets, beyond_loopback
+from svc_mcp.serve.gateway_gates import BearerGate, NoStandaloneStream, StrictHostAndOrigin
 from svc_mcp.serve.gateway_sockets import listening
+from svc_mcp.serve.gateway_stop import GatewayServer, graceful_seconds
 from svc_mcp.serve.gateway_token import (
     MIN_TOKEN_CHARS,
     GatewayTokenFileError,
     ensure_gateway_token,
     gateway_token_path,
 )
+from svc_mcp.serve.oauth_gate import OAuthGate
+from svc_mcp.serve.oauth_settings import OAuthSettings, oauth_settings, start_notices
+from svc_mcp.serve.oauth_tokens import JwtVerifier
 from svc_mcp.serve.server import build_server
-from svc_serving.bounded import BoundedHttpTools, bounded_protocol, serving_limits
+from svc_serving.bounded import BoundedHttpTools, bounded_protocol
+from svc_serving.limits import serving_limits
 from svc_serving.loopback import is_loopback
 from svc_serving.secrets_check import guessable
 
@@ -68,6 +75,10 @@ class GatewayOptions:
     """Serve without a token (loopback or a Unix socket only)."""
     uds: Path | None = None
     """Serve on this Unix socket (mode 0600) instead of host and port."""
+    oauth_issuer: str | None = None
+    public_url: str | None = None
+    keep_static_token: bool = False
+    """OAuth's flags, over its variables (svc_mcp.serve.oauth_settings)."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +128,23 @@ def required_token(options: GatewayOptions, token: str | None) -> GatewayAuth:
     return _kept_token()
 
 
+def oauth_and_token(
+    options: GatewayOptions, token: str | None
+) -> tuple[OAuthSettings | None, GatewayAuth | None]:
+    """OAuth's settings (None: off) and the static token requests may carry (None: none)."""
+    keep = options.keep_static_token
+    oauth = oauth_settings(options.oauth_issuer, options.public_url, keep_static_token=keep)
+    if oauth is None:
+        return None, required_token(options, token)
+    if options.no_auth:
+        raise GatewayRefused("--no-auth and OAuth together: drop one")
+    if oauth.keep_static_token:
+        return oauth, required_token(options, token)
+    if not (options.uds or is_loopback(options.host) or options.allow_remote):
+        raise GatewayRefused(f"refusing to bind {options.host}: pass --allow-remote, {TUNNEL_HINT}")
+    return oauth, None
+
+
 NO_AUTH_WARNING = (
     "warning: --no-auth: any local user or process that can reach this address may call every "
     "tool, with this process's backend credentials; drop --no-auth on a machine you share"
@@ -138,12 +166,22 @@ def _kept_token() -> GatewayAuth:
     )
 
 
-def transport_security(options: GatewayOptions) -> TransportSecuritySettings:
-    """Accepts loopback names, the bound address and `allowed_hosts`, each with any port."""
+def allowed_host_names(options: GatewayOptions, oauth: OAuthSettings | None = None) -> list[str]:
+    """Loopback names, the bound address, `allowed_hosts` and the public URL's host, as each
+    appears in a Host header."""
     names = [*LOOPBACK_NAMES, *options.allowed_hosts]
+    if oauth is not None:
+        names.append(oauth.public_host)
     if not _is_wildcard(options.host):
         names.append(options.host)
-    hosts = list(dict.fromkeys(_url_host(name) for name in names))
+    return list(dict.fromkeys(_url_host(name) for name in names))
+
+
+def transport_security(
+    options: GatewayOptions, oauth: OAuthSettings | None = None
+) -> TransportSecuritySettings:
+    """Accepts the allowed host names, each with any port."""
+    hosts = allowed_host_names(options, oauth)
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[allowed for host in hosts for allowed in (host, f"{host}:*")],
@@ -154,30 +192,6 @@ def transport_security(options: GatewayOptions) -> TransportSecuritySettings:
             for port in ("", ":*")
         ],
     )
-
-
-HOST_VALUE = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[^:\[\]/@\s]+)(:[0-9]{1,5})?")
-ORIGIN_VALUE = re.compile(r"https?://(\[[0-9A-Fa-f:.]+\]|[^:\[\]/@\s]+)(:[0-9]{1,5})?")
-
-
-class StrictHostAndOrigin:
-    """Refuses a `Host` or `Origin` whose port is not digits before the SDK's check, whose
-    `name:*` patterns would match `localhost:evil.example` as a prefix."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            headers = dict(scope["headers"])
-            host, origin = headers.get(b"host"), headers.get(b"origin")
-            if host is not None and not HOST_VALUE.fullmatch(host.decode("latin-1")):
-                await Response("Invalid Host header", status_code=421)(scope, receive, send)
-                return
-            if origin is not None and not ORIGIN_VALUE.fullmatch(origin.decode("latin-1")):
-                await Response("Invalid Origin header", status_code=403)(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
 
 
 def _is_wildcard(host: str) -> bool:
@@ -192,110 +206,47 @@ def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
-class BearerGate:
-    """Lets a request through only with `Authorization: Bearer <token>`."""
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app = app
-        self.token = token.encode()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"].startswith("/.well-known/oauth-"):
-            # No OAuth here: a 401 would start a client's OAuth discovery that cannot succeed.
-            await JSONResponse({"error": FailureKind.NOT_FOUND}, status_code=404)(
-                scope, receive, send
-            )
-            return
-        if scope["type"] == "lifespan" or self._authorized(scope):
-            await self.app(scope, receive, send)
-            return
-        if scope["type"] == "websocket":
-            await send({"type": "websocket.close", "code": 1008})
-            return
-        await self._refusal(scope)(scope, receive, send)
-
-    def _presented(self, scope: Scope) -> bytes | None:
-        """The bearer token presented, or None when there is none."""
-        supplied = dict(scope["headers"]).get(b"authorization", b"")
-        scheme, _, token = supplied.strip().partition(b" ")
-        return (token.strip() or None) if scheme.lower() == b"bearer" else None
-
-    def _authorized(self, scope: Scope) -> bool:
-        presented = self._presented(scope)
-        # compare_digest's time does not depend on where the values differ.
-        return presented is not None and hmac.compare_digest(presented, self.token)
-
-    def _refusal(self, scope: Scope) -> Response:
-        """RFC 6750: no token gets a bare challenge, a wrong one `invalid_token`; the body names
-        the variable the client must set."""
-        if self._presented(scope) is None:
-            challenge = "Bearer"
-            error: str = FailureKind.UNAUTHORIZED
-            problem = "this gateway needs a bearer token"
-        else:
-            challenge = (
-                'Bearer error="invalid_token", '
-                'error_description="the gateway token is not the one this gateway expects"'
-            )
-            error, problem = (
-                "invalid_token",
-                "the gateway token is not the one this gateway expects",
-            )
-        message = (
-            f"{problem}: set {GATEWAY_TOKEN_VARIABLE} in the client to the gateway's token and "
-            "send it as Authorization: Bearer <token>"
-        )
-        return JSONResponse(
-            {"error": error, "message": message},
-            status_code=401,
-            headers={"WWW-Authenticate": challenge},
-        )
-
-
-class NoStandaloneStream:
-    """Answers GET at the MCP path with 405, the spec's way to say "no SSE stream offered here".
-
-    A stateless gateway could never send anything on such a stream (no session ties it to a
-    client; every answer goes on the response to its own POST), so it would only hold a
-    connection open through every proxy in between.
-    """
-
-    def __init__(self, app: ASGIApp, path: str) -> None:
-        self.app = app
-        self.path = path
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == self.path:
-            await Response(status_code=405, headers={"Allow": "POST"})(scope, receive, send)
-            return
-        await self.app(scope, receive, send)
-
-
 async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None:
-    auth = required_token(options, gateway_token())
+    inherited = activated_sockets()
+    if inherited and (remote := beyond_loopback(inherited)):
+        # A systemd socket on another address is a bind there: the same rule as --host.
+        options = replace(options, host=remote)
+    oauth, auth = oauth_and_token(options, gateway_token())
     try:
         http_protocol = bounded_protocol(BoundedHttpTools, serving_limits())
-    except ValueError as exc:
+        call_timeout = timeout_seconds()
+    except (ValueError, Misconfigured) as exc:
         raise GatewayRefused(str(exc)) from None
-    with listening(options.host, options.port, options.uds) as sockets:
+    bound = (
+        contextlib.nullcontext(inherited)
+        if inherited
+        else listening(options.host, options.port, options.uds)
+    )
+    with bound as sockets:
         # Before any thread starts (Landlock confines the calling thread's descendants only) and
         # after the listening socket exists: the confined gateway binds nothing.
-        confine_gateway()
+        confine_gateway(oauth)
         # After confinement, which must find one thread: the exporters start some.
         setup_telemetry("svc-mcp --http", root_ratio=GATEWAY_ROOT_SAMPLE_RATIO)
         async with new_http_client() as http:
             # Stateless with JSON answers: no session lives in this process, so any number of
             # instances with the same token can sit behind any load balancer (README "Scale out").
-            app: ASGIApp = build_server(specs, http, transport="tcp").streamable_http_app(
+            mcp_app = build_server(specs, http, transport="tcp").streamable_http_app(
                 streamable_http_path=options.path,
-                transport_security=transport_security(options),
+                transport_security=transport_security(options, oauth),
                 host=options.host,
                 stateless_http=True,
                 json_response=True,
             )
-            app = StrictHostAndOrigin(NoStandaloneStream(app, options.path))
-            if auth.token is not None:
+            # Starlette would answer `/mcp/` with a redirect built from the Host header.
+            mcp_app.router.redirect_slashes = False
+            app: ASGIApp = NoStandaloneStream(mcp_app, options.path)
+            if oauth is not None:
+                kept = auth.token if auth is not None else None
+                app = OAuthGate(app, oauth, JwtVerifier(oauth, http), specs, static_token=kept)
+            elif auth is not None and auth.token is not None:
                 app = BearerGate(app, auth.token)
+            app = StrictHostAndOrigin(app, allowed_host_names(options, oauth))
             config = uvicorn.Config(
                 app,
                 host=options.host,
@@ -303,15 +254,19 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
                 proxy_headers=False,
                 server_header=False,
                 log_level="warning",
-                timeout_graceful_shutdown=5,
+                timeout_graceful_shutdown=graceful_seconds(call_timeout),
                 # httptools, bounded; the event loop is the one the caller runs this coroutine in.
                 http=http_protocol,
             )
             where = (
-                f"the Unix socket {options.uds} (mode 0600)"
+                "the sockets systemd passed"
+                if inherited
+                else f"the Unix socket {options.uds} (mode 0600)"
                 if options.uds is not None
                 else f"http://{_url_host(options.host)}:{options.port}{options.path}"
             )
             print(f"svc-mcp: serving MCP at {where}", file=sys.stderr)
-            print(f"svc-mcp: {auth.notice}", file=sys.stderr)
-            await uvicorn.Server(config).serve(sockets=sockets)
+            static = auth.notice if auth is not None else None
+            for notice in start_notices(oauth, static, unused_token=gateway_token() is not None):
+                print(f"svc-mcp: {notice}", file=sys.stderr)
+            await GatewayServer(config).serve(sockets=sockets)

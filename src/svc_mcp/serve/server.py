@@ -39,12 +39,15 @@ from mcp.types import (
     ToolAnnotations,
 )
 
+from svc_mcp.core.backends import BACKENDS
 from svc_mcp.core.calls import call_tool
 from svc_mcp.core.client import new_http_client
 from svc_mcp.core.errors import CallError, NotFound
+from svc_mcp.core.settings import TIMEOUT_SECONDS, timeout_seconds
 from svc_mcp.core.toolspec import ToolSpec
 from svc_mcp.serve.schemas import output_schema
 from svc_mcp.serve.spans import RequestSpans
+from svc_mcp.serve.stdio_stop import AnsweringStream, stdin_lines, stop_on_sigterm
 from svc_mcp.serve.views import ViewDocument, view_documents, view_uri
 
 SERVER_NAME = "svc-mcp"
@@ -63,13 +66,6 @@ TOOL_LIST_TTL_MS = 10 * 60 * 1000
 change only when the process restarts with other toolsets or another version; ten minutes bounds
 how long a client keeps an old list after such a restart."""
 
-BACKEND_SLOTS = 16
-"""At most this many backend requests of one server in flight; more calls wait their turn, first
-come first served. Below httpx's 20 kept-alive connections, so no call opens a new connection,
-and httpcore's pool bookkeeping, which grows with requests times connections, stays small (with
-50 calls in flight, a profile of the gateway put it at about a quarter of its CPU)."""
-
-
 log = logging.getLogger(__name__)
 
 
@@ -80,7 +76,8 @@ def build_server(
     `http` client. `transport` (`pipe`, `tcp`) is what its spans say it is served over."""
     tools = {spec.name: _tool(spec) for spec in specs}
     rows = {spec.name: (spec, spec.agent_defaults()) for spec in specs}
-    slots = anyio.Semaphore(BACKEND_SLOTS)
+    # Per backend (`Backend.slots`): a hung backend holds its own slots only.
+    slots = {backend.name: anyio.Semaphore(backend.slots) for backend in BACKENDS}
     listing = ListToolsResult(tools=list(tools.values()))
     views = view_documents(specs)
     # For a client that declared MCP Apps: the same list, each view tool linked to its view. It
@@ -108,8 +105,7 @@ def build_server(
             name: value for name, value in (params.arguments or {}).items() if value is not None
         }
         try:
-            async with slots:
-                return await _run(spec, {**defaults, **given}, http)
+            return await _run(spec, {**defaults, **given}, http, slots[spec.backend.name])
         except Exception:
             # A bug, not a failure the product names: its text stays in the server's log.
             log.exception("Tool %r raised an unexpected exception", spec.name)
@@ -267,10 +263,10 @@ def _tool(spec: ToolSpec) -> Tool:
 
 
 async def _run(
-    spec: ToolSpec, arguments: dict[str, Any], http: httpx.AsyncClient
+    spec: ToolSpec, arguments: dict[str, Any], http: httpx.AsyncClient, slot: anyio.Semaphore
 ) -> CallToolResult:
     try:
-        result = await call_tool(spec, arguments, http)
+        result = await call_tool(spec, arguments, http, slot)
     except CallError as error:
         return _error_result(error)
     return CallToolResult(
@@ -292,6 +288,24 @@ def _failure(text: str) -> CallToolResult:
 
 
 async def serve_stdio(specs: Sequence[ToolSpec]) -> None:
-    async with new_http_client() as http, stdio_server() as (read, write):
+    """Serves until the host closes stdin or sends SIGTERM; either way the calls already read
+    are answered first (svc_mcp.serve.stdio_stop)."""
+    lines = await stdin_lines(grace=stop_grace_seconds())
+    async with new_http_client() as http, stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
         server = build_server(specs, http)
-        await server.run(read, write, server.create_initialization_options())
+        if lines is None:
+            await server.run(read, write, server.create_initialization_options())
+            return
+        async with anyio.create_task_group() as group:
+            group.start_soon(stop_on_sigterm, lines)
+            answering = AnsweringStream(write, lines)
+            await server.run(read, answering, server.create_initialization_options())
+            group.cancel_scope.cancel()
+
+
+def stop_grace_seconds() -> float:
+    """How long a stop waits for the calls in flight: longer than any one may take."""
+    try:
+        return timeout_seconds() + 1.0
+    except CallError:  # a bad setting; each call reports it
+        return TIMEOUT_SECONDS + 1.0

@@ -144,6 +144,7 @@ SUBMIT_INTEL = ToolSpec(
     body="envelope",
     precheck=check_envelope,
     transport_retries=2,
+    resend_note=" (idempotent by id: a stored envelope answers duplicate=true)",
 )
 
 SERVICE_TOOLS: tuple[ToolSpec, ...] = (
