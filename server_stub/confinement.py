@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 
 from server_stub.service.private_dir import database_files, prepare_database_files, private_dir
-from server_stub.telemetry import otlp_ports
 from svc_serving.confine import Policy, confine
 from svc_serving.confine_paths import shared_write_scope
+from svc_serving.otel_settings import otlp_ports
 from svc_serving.socket_filter import otlp_urls, resolver_needed
 
 SETTING = "SVC_STUB_CONFINEMENT"

@@ -1,4 +1,4 @@
-"""uvicorn's httptools protocol, bounded in time, bytes and connections, and the loopback check.
+"""uvicorn's httptools protocol, bounded in time, bytes and connections.
 
 What a client can hold on a server is bounded here, the same for the stubs and the gateway:
 - a request head over MAX_HEAD_BYTES is answered 431 and the connection closed;
@@ -25,7 +25,6 @@ relies on, and pyproject.toml pins uvicorn to the releases those tests ran on.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import math
 import weakref
@@ -43,15 +42,6 @@ stubs' header limit (server_stub.stack), so that a head between the two gets its
 the app; small enough to bound memory per connection."""
 UNIQUE_HEADERS = (b"host", b"authorization")
 REFUSAL_LOG_SECONDS = 60.0
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def raw_response(status: int, reason: str, body: dict[str, Any]) -> bytes:
@@ -340,3 +330,60 @@ def bounded_protocol(
 ) -> type[BoundedHttpTools]:
     """`base` with these limits: what a server passes to uvicorn as its `http` class."""
     return type(base.__name__, (base,), {"limits": limits})
+
+
+class HeadWithBody:
+    """A transport for one response that sends its head with the first piece of its body: one
+    write, so one system call and one packet, where uvicorn writes them one by one. Whatever
+    else the response does (close, or completing without a body, as HEAD does) sends the held
+    head first. For servers that answer with whole bodies, never a stream, so nothing waits on
+    a head."""
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self._transport = transport
+        self._held: bytes | None = None
+        self._sent_head = False
+
+    def write(self, data: bytes) -> None:
+        if not self._sent_head and self._held is None:
+            self._held = data
+            return
+        if self._held is not None:
+            data, self._held = self._held + data, None
+        self._sent_head = True
+        self._transport.write(data)
+
+    def flush(self) -> None:
+        if self._held is not None:
+            held, self._held = self._held, None
+            self._sent_head = True
+            self._transport.write(held)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+class OneWriteHttpTools(BoundedHttpTools):
+    """BoundedHttpTools writing each response's head with its body (HeadWithBody), by giving
+    uvicorn's request cycle that transport and flushing it when the response completes."""
+
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        cycle = self.cycle
+        if cycle is None:
+            return
+        # Per cycle: with pipelining, self.cycle is already the next request's when this one
+        # completes.
+        one_write = HeadWithBody(self.transport)
+        cycle.transport = one_write  # type: ignore[assignment]
+        completed = cycle.on_response
+
+        def on_response() -> None:
+            one_write.flush()
+            completed()
+
+        cycle.on_response = on_response

@@ -133,6 +133,21 @@ def test_no_auth_serves_loopback_without_a_token_and_says_what_it_allows(tmp_pat
     assert "--no-auth serves on loopback or a Unix socket only" in refused.stderr
 
 
+def test_no_auth_serves_on_localhost_spelled_in_capitals(tmp_path: Path) -> None:
+    """The gateway's bind check and the client's cleartext check share one loopback rule."""
+    state = tmp_path / "state"
+    with start_gateway(
+        state, tmp_path / "upper.log", "--host", "LOCALHOST", "--no-auth"
+    ) as gateway:
+        assert initialize(gateway.base_url + "/mcp").status_code == 200
+    assert "--no-auth: any local user" in (tmp_path / "upper.log").read_text()
+    env = {**NOWHERE, "XDG_STATE_HOME": str(state)}
+    subdomain = [SVC_MCP, "--http", "--port", str(free_port()), "--host", "gateway.localhost"]
+    [refused] = run_commands([([*subdomain, "--no-auth"], env)])
+    assert refused.returncode == 2
+    assert "loopback or a Unix socket only, not on gateway.localhost" in refused.stderr
+
+
 def accepts(socket_path: Path) -> bool:
     with socket.socket(socket.AF_UNIX) as probe:
         try:

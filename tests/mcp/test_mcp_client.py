@@ -324,9 +324,11 @@ def test_a_base_url_that_is_no_url_is_misconfigured(monkeypatch: pytest.MonkeyPa
         ({"id": "alice", "kind": "human"}, "role: Field required"),
         ({**ALICE, "role": "superuser"}, "role: Input should be"),
         ({**ALICE, "tokenHash": "ab" * 32}, "secret-looking fields ['tokenHash']"),
+        ({**ALICE, "apiKey": "ab" * 32}, "secret-looking fields ['apiKey']"),
+        ({**ALICE, "sessionCookie": "ab" * 32}, "secret-looking fields ['sessionCookie']"),
         ([ALICE], "Input should be a valid dictionary"),
     ],
-    ids=["missing field", "unknown role", "secret field", "list for an object"],
+    ids=["missing field", "unknown role", "secret field", "key field", "cookie field", "list"],
 )
 def test_a_payload_that_breaks_the_contract_is_refused(
     monkeypatch: pytest.MonkeyPatch, data: object, says: str

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from svc_mcp.cli.commands import add_tool_command, arguments, formatter
 from svc_mcp.cli.listing import print_json, print_table
 from svc_mcp.core.errors import Misconfigured
 from svc_mcp.core.exits import OneLineParser, fail, quiet_on_broken_pipe
@@ -31,9 +32,7 @@ from svc_mcp.core.settings import (
     PUBLIC_URL_VARIABLE,
 )
 from svc_mcp.core.toolspec import ToolSpec
-from svc_mcp.tools.service import INTEL_MAX_BYTES
 from svc_mcp.tools.table import TOOLS, TOOLSETS, parse_toolsets, select_tools
-from svc_serving.help_style import argparse_width
 
 if TYPE_CHECKING:
     import asyncio
@@ -41,7 +40,6 @@ if TYPE_CHECKING:
     from svc_mcp.core.backends import Toolset
 
 PROG = "svc-mcp"
-MAX_FILE_BYTES = INTEL_MAX_BYTES
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -148,7 +146,7 @@ def _call(name: str, selected: Sequence[ToolSpec], options: argparse.Namespace) 
         )
     from svc_mcp.cli.terminal import run_tool
 
-    run_tool(PROG, spec, {param.name: getattr(options, param.name) for param in spec.params})
+    run_tool(PROG, spec, arguments(spec, options))
 
 
 def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
@@ -215,7 +213,7 @@ def _parser() -> argparse.ArgumentParser:
         "Exit codes, the gateway and every host: https://github.com/svc-mcp/svc-mcp#readme\n"
         "(README.md, docs/mcp.md and install/README.md in a checkout).",
         # The epilog's lines as written: argparse would break the URL at a hyphen.
-        formatter_class=_formatter,
+        formatter_class=formatter,
     )
     parser.add_argument("-V", "--version", action="store_true", help="print the version and exit")
     _add_selection(parser, defaults=True)
@@ -271,40 +269,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_setup_commands(commands)
     _add_demo_command(commands)
     for spec in TOOLS:
-        command = commands.add_parser(
-            spec.name,
-            help=spec.title,
-            description=spec.description,
-            epilog=_EPILOGS.get(spec.name),
-            # The description as written: a command in the text stays whole.
-            formatter_class=_formatter,
-        )
-        command.add_argument(
-            "--json", action="store_true", help="print JSON (always: results are JSON)"
-        )
-        for param in spec.params:
-            # Values stay text here: the row's Param checks them when the call runs, so a bad
-            # one fails as `invalid_argument`, the same kind as over MCP.
-            command.add_argument(
-                param.option,
-                dest=param.name,
-                type=_json_file if param.json_type == "object" else param.parse,
-                required=param.required,
-                metavar=param.metavar,
-                help=param.help,
-            )
+        add_tool_command(commands, spec.name, spec)
     return parser
-
-
-_EPILOGS = {
-    "submit_intel": "The envelope comes from whoever holds the signing key, e.g. `svc-stub intel "
-    "sign --file draft.json` with SERVICE_INTEL_HMAC set there (never in svc-mcp's environment).",
-}
-
-
-def _formatter(prog: str) -> argparse.HelpFormatter:
-    """Descriptions as written; options to the terminal's width, or unwrapped when piped."""
-    return argparse.RawDescriptionHelpFormatter(prog, width=argparse_width())
 
 
 class _SuggestingParser(OneLineParser):
@@ -368,33 +334,6 @@ def _toolsets(text: str) -> frozenset[Toolset]:
         return parse_toolsets(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _json_file(source: str) -> object:
-    """The JSON object in the file `source`, or on standard input for `-`; at most
-    `MAX_FILE_BYTES`, the most the service's intake accepts, is read."""
-    import json
-    from pathlib import Path
-
-    try:
-        if source == "-":
-            data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
-        else:
-            with Path(source).open("rb") as handle:
-                data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise argparse.ArgumentTypeError(f"cannot read {source}: {exc.strerror}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise argparse.ArgumentTypeError(
-            f"{source} holds more than {MAX_FILE_BYTES // 1024} KiB, the most the service accepts"
-        )
-    try:
-        value = json.loads(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise argparse.ArgumentTypeError(f"{source} is not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"{source} must hold a JSON object")
-    return value
 
 
 def _bounded_int(minimum: int | None, maximum: int | None) -> Callable[[str], int]:

@@ -12,7 +12,7 @@ import json
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from itertools import count
 from typing import TYPE_CHECKING, Any
@@ -70,12 +70,16 @@ class _Request:
     fields: tuple[str, ...] | None
 
 
-def _prepare(spec: ToolSpec, arguments: Mapping[str, object]) -> _Request:
+def _prepare(
+    spec: ToolSpec, arguments: Mapping[str, object], *, anonymous: bool = False
+) -> _Request:
     given = spec.check_arguments(arguments)
     if spec.precheck is not None:
         spec.precheck(given)
     fields = _known_fields(spec, given.pop(FIELDS.name)) if FIELDS.name in given else None
     connection = spec.backend.connect()
+    if anonymous:
+        connection = replace(connection, token=None)
     body = given.pop(spec.body, None) if spec.body else None
     query = {name: str(value) for name, value in given.items()}
     return _Request(connection, query, body, fields)
@@ -122,16 +126,19 @@ async def call_tool(
     arguments: Mapping[str, object],
     http: httpx.AsyncClient,
     slot: anyio.Semaphore | None = None,
+    *,
+    anonymous: bool = False,
 ) -> ToolResult:
     """Runs one row over `http`, resent as `retry_delay` says, each request holding one of its
-    backend's `slot`s. One deadline of `timeout_seconds()` bounds the whole call: the wait for a
-    slot, every request and the pauses between them, so no call outlives it however many wait.
-    Raises a `CallError` subclass on any failure."""
+    backend's `slot`s; `anonymous`: without the backend's token (doctor's probes before the one
+    request that carries it). One deadline of `timeout_seconds()` bounds the whole call: the wait
+    for a slot, every request and the pauses between them, so no call outlives it however many
+    wait. Raises a `CallError` subclass on any failure."""
     import anyio
 
     from svc_mcp.core.client import fetch
 
-    request = _prepare(spec, arguments)
+    request = _prepare(spec, arguments, anonymous=anonymous)
     limit = timeout_seconds()
     sending = False
     try:

@@ -6,17 +6,16 @@ secrets. Unknown fields are otherwise allowed (a backend may add some).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-_SECRET_NAME = re.compile(r"(token|hash|secret|password)$", re.IGNORECASE)
+from svc_serving.secret_names import names_secret
 
 
 def refuse_secret_fields(value: Any) -> Any:
     if isinstance(value, dict):
-        leaked = sorted(key for key in value if isinstance(key, str) and _SECRET_NAME.search(key))
+        leaked = sorted(key for key in value if isinstance(key, str) and names_secret(key))
         if leaked:
             raise ValueError(f"the record carries secret-looking fields {leaked}; not passed on")
     return value

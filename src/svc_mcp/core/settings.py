@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from svc_mcp.core.errors import Misconfigured
+from svc_serving.loopback import is_loopback
 
 PORTAL_BASE_URL_VARIABLE = "PORTAL_API_BASE"
 PORTAL_TOKEN_VARIABLES = ("PORTAL_SESSION_TOKEN",)
@@ -77,20 +78,6 @@ def insecure_hosts(environ: Mapping[str, str] | None = None) -> frozenset[str]:
     """The host names the person allows a token to reach over plain http (lower case)."""
     text = (os.environ if environ is None else environ).get(INSECURE_HOSTS_VARIABLE, "")
     return frozenset(name.strip().strip("[]").lower() for name in text.split(",") if name.strip())
-
-
-def is_loopback(host: str) -> bool:
-    """`localhost` or a loopback address. Not a subdomain of localhost: RFC 6761 asks resolvers to
-    keep them on loopback, but many send them to DNS, whose answer anyone on the path chooses."""
-    name = host.strip("[]").lower().rstrip(".")
-    if name in ("localhost", "127.0.0.1", "::1"):
-        return True
-    import ipaddress  # only for a host that is not one of the usual spellings
-
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def cleartext_host(url: str, environ: Mapping[str, str] | None = None) -> str | None:

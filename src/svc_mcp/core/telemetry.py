@@ -19,16 +19,13 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
-ENABLING_VARIABLES = (
-    "OTEL_EXPORTER_OTLP_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
-    "OTEL_TRACES_EXPORTER",
-    "OTEL_METRICS_EXPORTER",
+from svc_serving.otel_settings import (
+    ENABLING_VARIABLES,
+    configured,
+    install_providers,
+    sampler_named,
 )
-"""Any of these set (and OTEL_SDK_DISABLED not true) turns telemetry on."""
 
 CAPTURE_ARGUMENTS_VARIABLE = "SVC_MCP_OTEL_CAPTURE_ARGUMENTS"
 """`true`: a tool span also records the argument names given and the values of arguments that
@@ -45,8 +42,6 @@ PASSED_VARIABLES = (
 )
 """What `install` copies into a host entry. Not OTEL_EXPORTER_OTLP_HEADERS: it often holds a
 collector's API key, which must not land in a host's file in clear (README "Observability")."""
-
-_OTLP_DEFAULT_PORT = 4318
 
 GATEWAY_ROOT_SAMPLE_RATIO = 0.01
 """Without OTEL_TRACES_SAMPLER, the gateway records 1 in 100 calls that carry no trace context;
@@ -89,39 +84,8 @@ _unrecorded_trace: ContextVar[str | None] = ContextVar("svc_unrecorded_trace", d
 """The trace id of the call being served without a span (the sampler left it out)."""
 
 
-def configured(environ: Mapping[str, str] | None = None) -> bool:
-    env = os.environ if environ is None else environ
-    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
-        return False
-    return any(env.get(name, "").strip() for name in ENABLING_VARIABLES) and not all(
-        env.get(name, "").strip().lower() == "none"
-        for name in ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER")
-    )
-
-
 def capture_arguments() -> bool:
     return os.environ.get(CAPTURE_ARGUMENTS_VARIABLE, "").strip().lower() == "true"
-
-
-def otlp_ports(environ: Mapping[str, str] | None = None) -> tuple[int, ...]:
-    """The TCP ports the exporters will connect to when telemetry is configured (for the
-    Landlock policies); none when it is off."""
-    env = os.environ if environ is None else environ
-    if not configured(env):
-        return ()
-    general = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip() or "http://localhost:4318"
-    urls = {
-        env.get(f"OTEL_EXPORTER_OTLP_{signal}_ENDPOINT", "").strip() or general
-        for signal in ("TRACES", "METRICS")
-    }
-    ports = set()
-    for url in urls:
-        try:
-            parts = urlsplit(url)
-            ports.add(parts.port or {"https": 443}.get(parts.scheme, _OTLP_DEFAULT_PORT))
-        except ValueError:
-            continue
-    return tuple(sorted(ports))
 
 
 def setup(service_name: str, *, root_ratio: float | None = None) -> None:
@@ -138,7 +102,7 @@ def setup(service_name: str, *, root_ratio: float | None = None) -> None:
         print("svc-mcp: OTEL_* is set but OpenTelemetry is not installed", file=sys.stderr)
         return
     try:
-        _install_providers(service_name)
+        install_providers(service_name)
     except ImportError:
         print(
             "svc-mcp: OTEL_* is set but the exporter is not installed: "
@@ -164,30 +128,8 @@ def setup(service_name: str, *, root_ratio: float | None = None) -> None:
             "mcp.server.operation.duration", unit="s", description="MCP requests served"
         ),
         in_flight=in_flight,
-        root_ratio=None if os.environ.get("OTEL_TRACES_SAMPLER", "").strip() else root_ratio,
+        root_ratio=None if sampler_named() else root_ratio,
     )
-
-
-def _install_providers(service_name: str) -> None:
-    from opentelemetry import metrics, trace
-    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.sdk.metrics import MeterProvider
-    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
-    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
-
-    # OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win over our default name.
-    named = {} if os.environ.get("OTEL_SERVICE_NAME") else {SERVICE_NAME: service_name}
-    resource = Resource.create(named)
-    if os.environ.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower() != "none":
-        tracer_provider = TracerProvider(resource=resource)  # sampler from OTEL_TRACES_SAMPLER
-        tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-        trace.set_tracer_provider(tracer_provider)
-    if os.environ.get("OTEL_METRICS_EXPORTER", "otlp").strip().lower() != "none":
-        reader = PeriodicExportingMetricReader(OTLPMetricExporter())
-        metrics.set_meter_provider(MeterProvider(resource=resource, metric_readers=[reader]))
 
 
 def shutdown() -> None:

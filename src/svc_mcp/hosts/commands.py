@@ -224,10 +224,10 @@ def doctor(
     toolsets: Annotated[
         str,
         typer.Option(
-            metavar="portal,analytics",
+            metavar="portal,service",
             help="Check the backends of these toolsets (default: both).",
         ),
-    ] = "portal,analytics",
+    ] = "portal,service",
     name: Annotated[
         str | None,
         typer.Option(

@@ -1,6 +1,6 @@
 """`svc-mcp doctor`: checks a user's set-up and says what to fix, one finding per line.
 
-The backends of the selected toolsets (portal -> the portal, analytics -> the data service) are
+The backends of the selected toolsets (portal -> the portal, service -> the data service) are
 *needed*: their settings must be valid, they must answer, and a token that is set (or that the
 service requires) must be accepted. Each MCP host entry found is started as its host would start
 it (its command with its env, or its URL with its headers), must answer the MCP handshake and list
@@ -8,9 +8,11 @@ its tools within the host's own start-up limit, and its time is reported; an ent
 in the host is a failure, with the fix. Anything else (no session token, no host installed) is
 advice.
 
-Each backend gets at most one request carrying its token, never repeated, so a wrong token cannot
-walk into the data service's lockout; the probes before it go without a token. Tokens are shown
-only as set or not set.
+The backends are proven through the tool rows, on the core's call path (the rows' paths, checks
+and records): `portal_page` and `get_health`, `get_auth_status` without a token, then
+`portal_whoami` and `get_system` with it. Each backend gets at most one request carrying its
+token, never repeated, so a wrong token cannot walk into the data service's lockout. Tokens are
+shown only as set or not set.
 """
 
 from __future__ import annotations
@@ -25,18 +27,20 @@ from typing import Any
 import httpx
 
 from svc_mcp.core.backends import BACKENDS, PORTAL, SERVICE, Backend, Toolset
-from svc_mcp.core.client import fetch
+from svc_mcp.core.calls import call_tool, payload_type
+from svc_mcp.core.client import new_http_client
 from svc_mcp.core.connection import Connection
 from svc_mcp.core.errors import CallError, Misconfigured
 from svc_mcp.core.failures import FailureKind
+from svc_mcp.core.toolspec import ToolSpec
 from svc_mcp.hosts.findings import Finding, failed, failure
 from svc_mcp.hosts.probe import host_findings
 from svc_mcp.hosts.table import current_platform
+from svc_mcp.tools.table import TOOLS
 
-CONNECT_TIMEOUT_SECONDS = 3.0
-READ_TIMEOUT_SECONDS = 5.0
-# The one request with the service token: the `get_system` tool's route.
-SERVICE_PROBE = "/api/v1/system"
+AUTH_STATUS = "get_auth_status"
+SERVICE_PROBE = "get_system"
+"""The row of the one request that carries the service token."""
 THIS_SHELL = "this shell"
 """How the backend lines are labelled: they use this shell's variables, not a host entry's."""
 
@@ -70,11 +74,13 @@ def _setting_findings(
 # ------------------------------------------------------------------------------------- backends
 
 
+def _row(name: str) -> ToolSpec:
+    return next(spec for spec in TOOLS if spec.name == name)
+
+
 async def _portal(http: httpx.AsyncClient, portal: Connection) -> list[Finding]:
     try:
-        await fetch(
-            http, replace(portal, token=None), "GET", PORTAL.health_path, query={}, needs="nobody"
-        )
+        await call_tool(_row("portal_page"), {}, http, anonymous=True)
     except CallError as error:
         return [failed("portal.answers", error)]
     findings = [Finding("portal.answers", "ok", f"the portal answers at {portal.base_url}")]
@@ -82,32 +88,23 @@ async def _portal(http: httpx.AsyncClient, portal: Connection) -> list[Finding]:
         note = f"anonymous: only approved public surfaces; set {PORTAL.token_names} to sign in"
         return [*findings, Finding("portal.identity", "info", note)]
     try:
-        payload = await fetch(
-            http, portal, "GET", "/api/whoami", query={}, needs="a signed-in session"
-        )
+        identity = (await call_tool(_row("portal_whoami"), {}, http)).data
     except CallError as error:
         return [*findings, failed("portal.identity", error)]
-    identity = payload.data if isinstance(payload.data, dict) else {}
     who = {key: str(identity.get(key)) for key in ("id", "kind", "role")}
     message = f"signed in as {who['id']} ({who['kind']}, role {who['role']})"
     return [*findings, Finding("portal.identity", "ok", message, data=who)]
 
 
 async def _service(http: httpx.AsyncClient, service: Connection) -> list[Finding]:
-    anonymous = replace(service, token=None)
     try:
-        await fetch(http, anonymous, "GET", SERVICE.health_path, query={}, needs="nobody")
-        status = await fetch(
-            http, anonymous, "GET", "/api/v1/auth/status", query={}, needs="no token"
-        )
+        await call_tool(_row("get_health"), {}, http, anonymous=True)
+        status = await call_tool(_row(AUTH_STATUS), {}, http, anonymous=True)
     except CallError as error:
         return [failed("service.answers", error)]
     findings = [Finding("service.answers", "ok", f"the data service answers at {service.base_url}")]
-    required = status.data.get("auth_required") if isinstance(status.data, dict) else None
-    if not isinstance(required, bool):
-        message = "GET /api/v1/auth/status did not say whether auth is required (auth_required)"
-        return [*findings, failure("service.auth", FailureKind.SERVER_ERROR, message)]
-    if not required:
+    # The record as the row's model reads it (a checked payload is passed on as sent).
+    if not payload_type(_row(AUTH_STATUS)).validate_python(status.data).auth_required:
         message = "the data service requires no token" + (
             " (the one set is not needed, so it was not sent)" if service.token else ""
         )
@@ -118,11 +115,14 @@ async def _service(http: httpx.AsyncClient, service: Connection) -> list[Finding
             *findings,
             failure("service.auth", FailureKind.UNAUTHORIZED, message, auth_required=True),
         ]
+    probe = _row(SERVICE_PROBE)
     try:  # The only request with the token; never repeated (see the module docstring).
-        await fetch(http, service, "GET", SERVICE_PROBE, query={}, needs="a valid token")
+        await call_tool(probe, {}, http)
     except CallError as error:
         return [*findings, failed("service.auth", error)]
-    message = f"the data service requires a token and accepts the one set (GET {SERVICE_PROBE})"
+    message = (
+        f"the data service requires a token and accepts the one set ({probe.method} {probe.path})"
+    )
     return [*findings, Finding("service.auth", "ok", message, data={"auth_required": True})]
 
 
@@ -133,8 +133,7 @@ _CHECKS: dict[Backend, BackendCheck] = {PORTAL: _portal, SERVICE: _service}
 async def _check_backends(
     checks: Sequence[tuple[BackendCheck, Connection]],
 ) -> list[list[Finding]]:
-    timeout = httpx.Timeout(READ_TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS)
-    async with httpx.AsyncClient(timeout=timeout, trust_env=False) as http:
+    async with new_http_client() as http:
         return await asyncio.gather(*(check(http, connection) for check, connection in checks))
 
 

@@ -12,10 +12,10 @@ from urllib.parse import urlsplit
 
 from svc_mcp.core.backends import BACKENDS
 from svc_mcp.core.errors import Misconfigured
-from svc_mcp.core.telemetry import otlp_ports
 from svc_mcp.serve.oauth_settings import OAuthSettings
 from svc_mcp.serve.views import load_assets
 from svc_serving.confine import Policy, confine, status
+from svc_serving.otel_settings import otlp_ports
 from svc_serving.socket_filter import otlp_urls, resolver_needed
 
 SETTING = "SVC_MCP_CONFINEMENT"

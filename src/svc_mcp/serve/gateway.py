@@ -50,8 +50,9 @@ from svc_mcp.serve.oauth_gate import OAuthGate
 from svc_mcp.serve.oauth_settings import OAuthSettings, oauth_settings, start_notices
 from svc_mcp.serve.oauth_tokens import JwtVerifier
 from svc_mcp.serve.server import build_server
-from svc_serving.bounded import BoundedHttpTools, bounded_protocol, is_loopback
+from svc_serving.bounded import BoundedHttpTools, bounded_protocol
 from svc_serving.limits import serving_limits
+from svc_serving.loopback import is_loopback
 from svc_serving.secrets_check import guessable
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")

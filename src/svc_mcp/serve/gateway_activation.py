@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import socket
 
-from svc_serving.bounded import is_loopback
+from svc_serving.loopback import is_loopback
 
 FIRST_FD = 3
 """sd_listen_fds(3): the first socket passed is descriptor 3."""

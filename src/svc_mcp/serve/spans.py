@@ -11,7 +11,6 @@ its sampler leaves out (`svc_mcp.core.telemetry.sampled`) makes no span and stil
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -23,9 +22,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from svc_mcp.core.telemetry import capture_arguments, instruments, sampled, unrecorded
 from svc_mcp.serve.oauth_settings import CALLER
-
-SECRET_NAME = re.compile(r"token|secret|password|passwd|cookie|key|sig|auth|credential", re.I)
-"""Argument (and nested field) names whose values are never recorded, captured or not."""
+from svc_serving.secret_names import mentions_secret
 
 REDACTED = "[redacted]"
 
@@ -154,7 +151,7 @@ def captured(value: object) -> str:
 def _redacted(value: object) -> object:
     if isinstance(value, Mapping):
         return {
-            str(key): REDACTED if SECRET_NAME.search(str(key)) else _redacted(item)
+            str(key): REDACTED if mentions_secret(str(key)) else _redacted(item)
             for key, item in value.items()
         }
     if isinstance(value, list):
