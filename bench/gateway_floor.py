@@ -244,7 +244,7 @@ def report(samples: dict[tuple[str, int], list[Sample]], args: argparse.Namespac
                 missed = missed or not ok
                 name = "the floor" if other == "floor" else f"the FastMCP peer ({FASTMCP})"
                 print(
-                    f"  {connections:>3} conn  svc-mcp / {other}: calls/s {rate:.2f} "
+                    f"  {connections:>3} conn  {ours} / {other}: calls/s {rate:.2f} "
                     f"(target >= {target:.2f}), CPU per call {cpu:.2f}, p99 {p99:.2f}: "
                     + ("ok" if ok else "MISSED")
                 )
