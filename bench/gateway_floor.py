@@ -242,7 +242,7 @@ def report(samples: dict[tuple[str, int], list[Sample]], args: argparse.Namespac
                 p99 = med(ours, connections, "p99_ms") / med(other, connections, "p99_ms")
                 ok = rate >= target and (other == "floor" or p99 <= 1.0)
                 missed = missed or not ok
-                name = "the floor" if other == "floor" else f"the FastMCP peer ({FASTMCP})"
+                name = "the floor" if other == "floor" else f"the FastMCP peer, {FASTMCP}"
                 print(
                     f"  {connections:>3} conn  {ours} / {other}: calls/s {rate:.2f} "
                     f"(target >= {target:.2f}), CPU per call {cpu:.2f}, p99 {p99:.2f}: "

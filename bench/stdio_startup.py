@@ -143,7 +143,7 @@ def main() -> None:
     def med(name: str, field: str) -> float:
         return statistics.median(getattr(run, field) for run in runs[name])
 
-    peer = f"FastMCP peer ({FASTMCP})"
+    peer = f"the FastMCP peer, {FASTMCP}"
     print(f"stdio server ready (initialize + tools/list), medians of {options.runs} rounds")
     for name in commands:
         print(
