@@ -32,6 +32,8 @@ BENCHMARKS: dict[str, list[str]] = {
     "intel": ["--count", "150"],
     "context": [],
     "gateway_load": ["--clients", "50", "--seconds", "5"],
+    "gateway_floor": ["--seconds", "2", "--rounds", "2"],
+    "stdio_startup": ["--sessions", "10", "--runs", "3"],
     "confinement": ["--starts", "10", "--seconds", "1", "--rounds", "3"],
     "telemetry": ["--calls", "8", "--seconds", "2", "--rounds", "3", "--clients", "20"],
     "gateway_memory": ["--calls", "16", "--bytes", "8000000", "--settle", "4"],

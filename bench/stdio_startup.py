@@ -1,13 +1,17 @@
-"""Many stdio servers at once (issue 33, finding 12): what each `svc-mcp` stdio process costs an
-agent host that starts one per session, beside one started alone, in one run.
+"""What a stdio server costs an agent host that starts one per session (issues 33 finding 12, 36),
+beside the FastMCP peer and the SDK alone, in one run.
 
-For `--sessions` N (default 20): the time from start to the answer of `initialize`, and the
-resident memory after it, of one `svc-mcp` alone (median of `--runs`), then of N started at
-once; beside `python -c "import mcp.server"` (the SDK alone). Prints the figures, the ratios, and
-the memory of N processes against one shared `svc-mcp --http` gateway (which costs one process
-whatever the number of sessions).
+Ready means: `initialize` answered, `notifications/initialized` sent, `tools/list` answered. For
+`svc-mcp` (stdio) and the FastMCP peer (the same `portal_whoami` tool, bench/_fastmcp_peer.py, in
+the throwaway environment of bench/_peer_env.py), in `--runs` alternating rounds: the CPU seconds
+the process used until ready (/proc/<pid>/stat, which a busy machine disturbs less than wall
+time) and its resident memory then. Beside them `python -c "import mcp"` (the official SDK,
+which both load): what no server built on the SDK can go below.
+Then `--sessions` svc-mcp servers started at once: the slowest's time to ready against one
+alone, and their memory in all.
+Targets (issue 36): memory <= 0.6x the peer's, CPU seconds <= 0.4x.
 
-Usage: uv run python bench/stdio_startup.py [--sessions 20] [--runs 3]
+Usage: uv run python bench/stdio_startup.py [--sessions 10] [--runs 5] [--json PATH]
 """
 
 from __future__ import annotations
@@ -21,19 +25,49 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+import _rows
+from _peer_env import FASTMCP, peer_python
+
 BIN = Path(sys.executable).parent
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "0"},
+HERE = Path(__file__).resolve().parent
+MESSAGES = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"},
+        },
     },
-}
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+]
+SDK = [
+    sys.executable,
+    "-c",
+    "import mcp, sys; sys.stdout.write('{}\\n{}\\n'); sys.stdout.flush(); sys.stdin.read()",
+]
+"""The SDK alone: answers two lines once `import mcp` is done, then waits for the end of stdin."""
+
+
+@dataclass
+class Ready:
+    seconds: float
+    """Wall time from start to the tools/list answer."""
+    cpu: float
+    """CPU seconds (user + system) the process used until then."""
+    mib: float
+    """Resident memory then."""
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mib(pid: int) -> float:
@@ -52,11 +86,11 @@ def environment(home: str) -> dict[str, str]:
     }
 
 
-def one_session(home: str, out: list[tuple[float, float]]) -> None:
-    """Starts `svc-mcp` (stdio), sends initialize, records (seconds to the answer, RSS MiB)."""
+def ready(command: list[str], home: str) -> Ready:
+    """Starts `command`, sends initialize, initialized and tools/list, measures at the answer."""
     started = time.monotonic()
     process = subprocess.Popen(
-        [str(BIN / "svc-mcp")],
+        command,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -64,19 +98,23 @@ def one_session(home: str, out: list[tuple[float, float]]) -> None:
     )
     assert process.stdin is not None
     assert process.stdout is not None
-    process.stdin.write((json.dumps(INIT) + "\n").encode())
+    process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in MESSAGES))
     process.stdin.flush()
-    process.stdout.readline()
+    answers = [process.stdout.readline(), process.stdout.readline()]
     took = time.monotonic() - started
-    memory = rss_mib(process.pid)
+    figures = Ready(took, cpu_seconds(process.pid), rss_mib(process.pid))
+    if command is not SDK:
+        assert b'"tools"' in answers[1], answers
     process.stdin.close()
     process.wait(timeout=30)
-    out.append((took, memory))
+    return figures
 
 
-def at_once(home: str, sessions: int) -> list[tuple[float, float]]:
-    out: list[tuple[float, float]] = []
-    threads = [threading.Thread(target=one_session, args=(home, out)) for _ in range(sessions)]
+def at_once(command: list[str], home: str, sessions: int) -> list[Ready]:
+    out: list[Ready] = []
+    threads = [
+        threading.Thread(target=lambda: out.append(ready(command, home))) for _ in range(sessions)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -84,39 +122,77 @@ def at_once(home: str, sessions: int) -> list[tuple[float, float]]:
     return out
 
 
-def sdk_import_seconds() -> float:
-    started = time.monotonic()
-    subprocess.run([sys.executable, "-c", "import mcp.server"], check=True)
-    return time.monotonic() - started
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=20)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--sessions", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=5)
+    _rows.add_option(parser)
     options = parser.parse_args()
+    commands = {
+        "svc-mcp": [str(BIN / "svc-mcp")],
+        "peer": [str(peer_python()), str(HERE / "_fastmcp_peer.py"), "stdio"],
+        "sdk": SDK,
+    }
     with tempfile.TemporaryDirectory() as home:
-        alone = [at_once(home, 1)[0] for _ in range(options.runs)]
-        sdk = statistics.median(sdk_import_seconds() for _ in range(options.runs))
-        crowd = at_once(home, options.sessions)
-    alone_s = statistics.median(took for took, _ in alone)
-    alone_mib = statistics.median(memory for _, memory in alone)
-    slowest = max(took for took, _ in crowd)
-    crowd_median = statistics.median(took for took, _ in crowd)
-    total_mib = sum(memory for _, memory in crowd)
+        runs: dict[str, list[Ready]] = {name: [] for name in commands}
+        for _ in range(options.runs):
+            for name, command in commands.items():
+                runs[name].append(ready(command, home))
+        crowd = at_once(commands["svc-mcp"], home, options.sessions)
+
+    def med(name: str, field: str) -> float:
+        return statistics.median(getattr(run, field) for run in runs[name])
+
+    peer = f"the FastMCP peer, {FASTMCP}"
+    print(f"stdio server ready (initialize + tools/list), medians of {options.runs} rounds")
+    for name in commands:
+        print(
+            f"  {name:<8} CPU {med(name, 'cpu'):.3f} s  memory {med(name, 'mib'):5.1f} MiB  "
+            f"wall {med(name, 'seconds') * 1000:,.0f} ms"
+        )
+    figures = []
+    for field, unit, target in (("mib", "MiB", 0.6), ("cpu", "CPU s", 0.4)):
+        ratio = med("svc-mcp", field) / med("peer", field)
+        floor = med("sdk", field) / med("peer", field)
+        verdict = "ok" if ratio <= target else "MISSED"
+        what = "memory after initialize + tools/list" if field == "mib" else "CPU seconds to ready"
+        print(
+            f"  svc-mcp / peer, {what}: {ratio:.2f} (target <= {target}: {verdict}); "
+            f"`import mcp` alone: {floor:.2f}"
+        )
+        figures.append(
+            _rows.versus(
+                f"stdio server {what}",
+                med("svc-mcp", field),
+                med("peer", field),
+                unit,
+                peer,
+                f"<= {target}",
+                f"`import mcp` alone: {med('sdk', field):.2f} {unit} ({floor:.2f} of the peer); "
+                + verdict,
+            )
+        )
+    alone = med("svc-mcp", "seconds")
+    slowest = max(run.seconds for run in crowd)
+    total = sum(run.mib for run in crowd)
     n = options.sessions
     print(
-        f"initialize, one alone: {alone_s * 1000:,.0f} ms (baseline: import mcp.server "
-        f"{sdk * 1000:,.0f} ms; ratio {alone_s / sdk:.2f})"
+        f"  {n} svc-mcp started at once: slowest ready in {slowest * 1000:,.0f} ms "
+        f"({slowest / alone:.1f}x one alone), {total:,.0f} MiB in all "
+        f"(one shared gateway: one process)"
     )
-    print(
-        f"initialize, {n} at once: median {crowd_median * 1000:,.0f} ms, slowest "
-        f"{slowest * 1000:,.0f} ms (baseline: one alone; ratio {slowest / alone_s:.1f})"
+    figures.append(
+        _rows.versus(
+            f"{n} stdio servers started at once: the slowest's time to ready",
+            slowest * 1000,
+            alone * 1000,
+            "ms",
+            "one alone",
+            "",
+            f"{total:,.0f} MiB in all",
+        )
     )
-    print(
-        f"resident memory: {alone_mib:,.0f} MiB each, {total_mib:,.0f} MiB for {n} "
-        f"(baseline: one shared gateway, about {alone_mib:,.0f} MiB; ratio {total_mib / alone_mib:.1f})"
-    )
+    _rows.write(options.json, figures)
 
 
 if __name__ == "__main__":

@@ -151,10 +151,23 @@ def _call(name: str, selected: Sequence[ToolSpec], options: argparse.Namespace) 
 
 def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
     import asyncio
+    import gc
 
+    # Start-up makes the SDK's hundreds of pydantic models, which all live as long as the
+    # process: collecting while they are made costs CPU and frees nothing (a fifth of a stdio
+    # server's start-up, bench/stdio_startup.py). The collector waits until they are made, then
+    # leaves them out of its passes for good (`gc.freeze`).
+    gc.disable()
+    # httpx imports its own command line (click, rich, pygments: 3 MB and tens of milliseconds)
+    # whenever rich is installed, as it is for `doctor`; httpx falls back to a stub when that
+    # module cannot be imported, and no serving process runs httpx's command line.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     if not options.http:
         from svc_mcp.serve.confinement import confine_stdio_server
         from svc_mcp.serve.server import serve_stdio
+
+        gc.freeze()
+        gc.enable()
 
         if sys.stdin.isatty():
             print(
@@ -170,6 +183,9 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
         return
     from svc_mcp.serve.gateway import GatewayOptions, GatewayRefused, serve_http
     from svc_mcp.serve.gateway_sockets import PortUnavailable
+
+    gc.freeze()
+    gc.enable()
 
     defaults = GatewayOptions()
     gateway = GatewayOptions(

@@ -41,7 +41,7 @@ from mcp.types import (
 
 from svc_mcp.core.backends import BACKENDS
 from svc_mcp.core.calls import call_tool
-from svc_mcp.core.client import new_http_client
+from svc_mcp.core.client import LazyClient
 from svc_mcp.core.errors import CallError, NotFound
 from svc_mcp.core.settings import TIMEOUT_SECONDS, timeout_seconds
 from svc_mcp.core.toolspec import ToolSpec
@@ -70,10 +70,15 @@ log = logging.getLogger(__name__)
 
 
 def build_server(
-    specs: Sequence[ToolSpec], http: httpx.AsyncClient, *, transport: str = "pipe"
+    specs: Sequence[ToolSpec],
+    http: httpx.AsyncClient | Callable[[], httpx.AsyncClient],
+    *,
+    transport: str = "pipe",
 ) -> Server[Any]:
     """A low-level Server serving `specs`, and nothing else; every call goes through the shared
-    `http` client. `transport` (`pipe`, `tcp`) is what its spans say it is served over."""
+    `http` client (or the one `http()` makes on first use, `LazyClient`). `transport` (`pipe`,
+    `tcp`) is what its spans say it is served over."""
+    client = _always(http) if isinstance(http, httpx.AsyncClient) else http
     tools = {spec.name: _tool(spec) for spec in specs}
     rows = {spec.name: (spec, spec.agent_defaults()) for spec in specs}
     # Per backend (`Backend.slots`): a hung backend holds its own slots only.
@@ -105,7 +110,7 @@ def build_server(
             name: value for name, value in (params.arguments or {}).items() if value is not None
         }
         try:
-            return await _run(spec, {**defaults, **given}, http, slots[spec.backend.name])
+            return await _run(spec, {**defaults, **given}, client(), slots[spec.backend.name])
         except Exception:
             # A bug, not a failure the product names: its text stays in the server's log.
             log.exception("Tool %r raised an unexpected exception", spec.name)
@@ -251,6 +256,10 @@ def _with_view(tool: Tool) -> Tool:
     return tool.model_copy(update={"meta": {"ui": {"resourceUri": view_uri(tool.name)}}})
 
 
+def _always(http: httpx.AsyncClient) -> Callable[[], httpx.AsyncClient]:
+    return lambda: http
+
+
 def _tool(spec: ToolSpec) -> Tool:
     return Tool(
         name=spec.name,
@@ -291,7 +300,7 @@ async def serve_stdio(specs: Sequence[ToolSpec]) -> None:
     """Serves until the host closes stdin or sends SIGTERM; either way the calls already read
     are answered first (svc_mcp.serve.stdio_stop)."""
     lines = await stdin_lines(grace=stop_grace_seconds())
-    async with new_http_client() as http, stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
+    async with LazyClient() as http, stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
         server = build_server(specs, http)
         if lines is None:
             await server.run(read, write, server.create_initialization_options())
