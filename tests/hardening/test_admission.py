@@ -21,6 +21,7 @@ from starlette.types import Receive, Scope, Send
 
 from svc_serving.admission import PER_KEY_FULL, TOTAL_FULL, ConnectionTable
 from svc_serving.bounded import BoundedHttpTools
+from tests.e2e import e2e_fixture
 from tests.hardening.raw_http import connect, read_response, request_head
 from tests.mcp.conftest import SVC_STUB, process_env
 from tests.support import Server, free_port, running_server
@@ -40,7 +41,7 @@ def file_limit_raised() -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-@pytest.fixture(scope="module")
+@e2e_fixture(scope="module")
 def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("portal")
     data = root / "data"

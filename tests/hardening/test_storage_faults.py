@@ -15,11 +15,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
+import pytest
 
 from server_stub.service.intake import WRITE_BUSY_SECONDS
 from tests.hardening.test_service_faults import envelope, exclusive_lock, stored_ids
 from tests.mcp.conftest import INTEL_KEY, SERVICE_TOKEN, SVC_STUB, ServiceStub, service_stub
 from tests.support import CONFINED, free_port, running_server
+
+pytestmark = pytest.mark.e2e
 
 PAGE = 4096
 
