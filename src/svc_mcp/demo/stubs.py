@@ -153,9 +153,12 @@ def running_stubs() -> Iterator[DemoStubs]:
 
 
 def _start(root: Path, started: list[Stub]) -> DemoStubs:
-    portal_data, db = root / "portal", root / "service.db"
+    portal_data, db, lockout_db = root / "portal", root / "service.db", root / "lockout.db"
     write_demo_data(portal_data)
     write_demo_database(db)
+    # A database of its own: when one confined service's last connection closes, SQLite deletes
+    # the -wal and -shm files, and the other (whose file rules name those files) could not read.
+    shutil.copyfile(db, lockout_db)
     session = issue_session(portal_data, AUDITOR, SESSION_TTL)
     token, intel_key = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
     # The data service stub reads its token from the same variable as the client.
@@ -165,7 +168,7 @@ def _start(root: Path, started: list[Stub]) -> DemoStubs:
     plans: list[tuple[str, list[str], dict[str, str], str]] = [
         ("portal", ["portal", "--data", str(portal_data)], {}, PORTAL.health_path),
         ("service", service_args, service_env, SERVICE.health_path),
-        ("lockout", service_args, token_env, SERVICE.health_path),
+        ("lockout", ["service", "--db", str(lockout_db)], token_env, SERVICE.health_path),
     ]
     for name, args, env, ready_path in plans:
         started.append(_launch(root, name, args, env, ready_path))
