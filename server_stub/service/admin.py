@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
-from server_stub.service.private_dir import within_own_files
+from server_stub.service.private_dir import wal_files_kept, within_own_files
 from server_stub.service.schema import format_timestamp
 
 FEE_PER_SHARE = 0.0035
@@ -42,6 +42,15 @@ def _utc_now() -> datetime:
 def _writing(path: Path) -> Iterator[sqlite3.Connection]:
     if not path.is_file():
         raise AdminError(f"no database at {path}; create one with `svc-stub demo-data service`")
+    try:
+        with wal_files_kept(path), _connection(path) as connection:
+            yield connection
+    except sqlite3.Error as exc:
+        raise AdminError(f"cannot open {path}: {exc}") from None
+
+
+@contextmanager
+def _connection(path: Path) -> Iterator[sqlite3.Connection]:
     try:
         # mode=rw: never create a database by accident.
         connection = sqlite3.connect(

@@ -14,7 +14,10 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 SIDECARS = ("-journal", "-wal", "-shm")
 _WAL_HEADER_OFFSET = 18  # the file format's read and write versions: 2 means WAL
@@ -83,3 +86,18 @@ def within_own_files(connection: sqlite3.Connection) -> None:
     connection.execute("PRAGMA temp_store = MEMORY")
     if connection.execute("PRAGMA journal_mode").fetchone()[0] == "delete":
         connection.execute("PRAGMA journal_mode = TRUNCATE")
+
+
+@contextmanager
+def wal_files_kept(path: Path) -> Iterator[None]:
+    """While a process writes the database beside a running service: its last connection to
+    close must not remove `<db>-wal` and `<db>-shm` (SQLite does so when the last connection
+    anywhere closes), since the confined service may use those files but never make them again.
+    A read-only connection, opened first and closed last, holds them: it can never checkpoint,
+    so its close removes nothing."""
+    keeper = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+    try:
+        keeper.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        yield
+    finally:
+        keeper.close()

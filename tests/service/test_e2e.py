@@ -189,7 +189,9 @@ def test_local_admin_changes_state_and_no_http_request_can(
     server: Server, demo_db: Path, tmp_path: Path
 ) -> None:
     def state() -> dict[str, list[tuple[object, ...]]]:
-        with sqlite3.connect(demo_db) as connection:
+        # Read-only: a read-write connection closing last would remove the WAL files the
+        # confined service cannot make again (a read-only one can never checkpoint).
+        with sqlite3.connect(f"file:{demo_db}?mode=ro", uri=True) as connection:
             return {
                 table: connection.execute(f"SELECT * FROM {table}").fetchall()  # noqa: S608
                 for table in SESSION_DB_TABLES
@@ -399,3 +401,30 @@ def test_without_proxy_trust_a_forwarded_header_changes_nothing(server: Server) 
     assert [e["client"] for e in security_events(log) if e["event"] == "lockout"] == [
         "loopback:uid=0"
     ]
+
+
+def test_an_admin_command_beside_a_fresh_service_leaves_it_its_wal_files(
+    server: Server, demo_db: Path
+) -> None:
+    """Before its first request the service holds no connection, so the admin command's would be
+    the last to close, and SQLite would remove `<db>-wal` and `<db>-shm`, which the confined
+    service may use but never make again (it answered 503 from then on)."""
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "server_stub.service", "admin", "service", "pause"),
+            *("--db", str(demo_db), "--reason", "beside a fresh service"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert demo_db.with_name(demo_db.name + "-wal").exists()
+    assert demo_db.with_name(demo_db.name + "-shm").exists()
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with client_from(server, "127.0.0.1") as client:
+        answer = client.get("/api/v1/system", headers=auth)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["data"]["mode"] == "paused"
