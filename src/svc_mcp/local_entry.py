@@ -10,11 +10,11 @@ from svc_mcp.hosts.entries import MACHINE_KEYS, install_env, server_entry
 from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.report import say
 from svc_mcp.hosts.runners import (
-    PACKAGE,
     Runners,
     Source,
     check_on_index,
     find_checkout,
+    from_index,
     index_url,
     launch_command,
     own_version,
@@ -51,13 +51,18 @@ def stdio_entry(
         ),
     )
     if scope == "project" and source in ("here", "local"):
-        # A project's file is shared: this installation's paths exist on this machine only.
+        # A project's file is shared: this installation's paths exist on this machine only, so
+        # teammates get this version from the package index, which must have it: a name nobody
+        # published there would run whoever registers it, with every teammate's tokens.
+        index = index_url(index_option, os.environ)
+        if check:
+            check_on_index(index, version=own_version(), instead=PROJECT_INSTEAD)
         say(
             f"a project's file is shared, so the entry runs svc-mcp {own_version()} from the "
-            "package index by `uvx` on each teammate's PATH, not this installation (--source "
-            "pypi or github to choose)"
+            f"package index {index} by `uvx` on each teammate's PATH, not this installation "
+            "(--source pypi or github to choose)"
         )
-        command = ["uvx", f"{PACKAGE}=={own_version()}"]
+        command = ["uvx", *from_index(index)]
         refs = host.takes_references if env_refs is None else env_refs
         return server_entry(host, command, shared_env(pairs), env_refs=refs)
     index = index_url(index_option, os.environ) if source == "pypi" else None
@@ -75,6 +80,12 @@ def stdio_entry(
         env_refs = scope == "project" and host.takes_references
     env = shared_env(pairs) if scope == "project" else install_env(pairs, os.environ)
     return server_entry(host, command, env, env_refs=env_refs)
+
+
+PROJECT_INSTEAD = (
+    "install it per user instead (--scope user, each teammate for themselves), or publish it to "
+    "your team's own index and pass --index-url with that index"
+)
 
 
 def shared_env(pairs: list[str]) -> dict[str, str]:

@@ -28,6 +28,9 @@ SERVICE_TOKEN = "svc-install-test-token-7b3e9d2c5a1f"
 WRONG_SERVICE_TOKEN = "svc-install-wrong-token-00000000000"
 # Every variable the commands read; each test starts with none of them set.
 CLEARED = (
+    "UV_DEFAULT_INDEX",  # the user's package index is never asked: tests name a loopback one
+    "UV_INDEX_URL",
+    "PIP_INDEX_URL",
     "SERVICE_API_BASE",
     "SERVICE_API_TOKEN",
     "DASHBOARD_API_TOKEN",

@@ -75,8 +75,13 @@ def launch_command(
     if source == "github":
         pin = "" if unpinned else f"@v{own_version()}"
         return [uvx, "--from", f"git+{GITHUB_URL}{pin}", PACKAGE]
+    return [uvx, *from_index(index_url, unpinned=unpinned)]
+
+
+def from_index(index_url: str | None, *, unpinned: bool = False) -> list[str]:
+    """uvx's arguments for svc-mcp from the package index: this version unless `unpinned`."""
     index = [] if index_url in (None, DEFAULT_INDEX) else ["--default-index", str(index_url)]
-    return [uvx, *index, PACKAGE if unpinned else f"{PACKAGE}=={own_version()}"]
+    return [*index, PACKAGE if unpinned else f"{PACKAGE}=={own_version()}"]
 
 
 def own_version() -> str:
@@ -122,8 +127,11 @@ def index_url(option: str | None, environ: Mapping[str, str]) -> str:
     return index
 
 
-def check_on_index(index: str, package: str = PACKAGE, *, version: str | None = None) -> None:
-    """Refused unless the index (PEP 503 simple API) lists the package (in `version`, if given)."""
+def check_on_index(
+    index: str, package: str = PACKAGE, *, version: str | None = None, instead: str | None = None
+) -> None:
+    """Refused unless the index (PEP 503 simple API) lists the package (in `version`, if given).
+    `instead` replaces the advice of the refusals (what to do when the index lacks it)."""
     import httpx  # only `--source pypi` and doctor pay for it
 
     url = f"{index.rstrip('/')}/{package}/"
@@ -138,8 +146,12 @@ def check_on_index(index: str, package: str = PACKAGE, *, version: str | None = 
     if response.status_code == 404:
         raise InstallError(
             f"{package} is not on the package index {index} (no release is published there), so "
-            f"the host could not start it: drop --source to run this installation, or use "
-            "--source github or --source local"
+            "the host could not start it: "
+            + (
+                instead
+                or "drop --source to run this installation, or use --source github or "
+                "--source local"
+            )
         )
     if response.status_code >= 400:
         raise IndexUnreachable(
@@ -150,8 +162,12 @@ def check_on_index(index: str, package: str = PACKAGE, *, version: str | None = 
     if version and not re.search(rf"{name}-{re.escape(version)}[.-]", response.text, re.I):
         raise InstallError(
             f"the package index {index} has no {package} {version} (the version running this "
-            "install, which the entry pins): pass --unpinned to run the newest release there, or "
-            "drop --source to run this installation"
+            "install, which the entry pins): "
+            + (
+                instead
+                or "pass --unpinned to run the newest release there, or drop --source to "
+                "run this installation"
+            )
         )
 
 
