@@ -54,15 +54,15 @@ def stdio_entry(
         # A project's file is shared: this installation's paths exist on this machine only, so
         # teammates get this version from the package index, which must have it: a name nobody
         # published there would run whoever registers it, with every teammate's tokens.
-        index = index_url(index_option, os.environ)
+        shared_index = index_url(index_option, os.environ)
         if check:
-            check_on_index(index, version=own_version(), instead=PROJECT_INSTEAD)
+            check_on_index(shared_index, version=own_version(), instead=PROJECT_INSTEAD)
         say(
             f"a project's file is shared, so the entry runs svc-mcp {own_version()} from the "
-            f"package index {index} by `uvx` on each teammate's PATH, not this installation "
+            f"package index {shared_index} by `uvx` on each teammate's PATH, not this installation "
             "(--source pypi or github to choose)"
         )
-        command = ["uvx", *from_index(index)]
+        command = ["uvx", *from_index(shared_index)]
         refs = host.takes_references if env_refs is None else env_refs
         return server_entry(host, command, shared_env(pairs), env_refs=refs)
     index = index_url(index_option, os.environ) if source == "pypi" else None
