@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from svc_client.backends import backend_variables
 from svc_mcp.hosts.entries import MACHINE_KEYS, install_env, server_entry
 from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.report import say
@@ -79,6 +80,12 @@ def stdio_entry(
     if env_refs is None:
         env_refs = scope == "project" and host.takes_references
     env = shared_env(pairs) if scope == "project" else install_env(pairs, os.environ)
+    if not any(key in env for key in backend_variables()):
+        say(
+            f"no backend is set ({', '.join(backend_variables())} are all unset): the entry "
+            "starts, but every tool call will say what is missing; export them, or pass --env "
+            "KEY=VALUE, and install again"
+        )
     return server_entry(host, command, env, env_refs=env_refs)
 
 

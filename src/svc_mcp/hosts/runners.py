@@ -25,6 +25,10 @@ GITHUB_URL = "https://github.com/svc-mcp/svc-mcp"
 DEFAULT_INDEX = "https://pypi.org/simple"
 INDEX_VARIABLES = ("UV_DEFAULT_INDEX", "UV_INDEX_URL", "PIP_INDEX_URL")
 """Where `--source pypi` looks when --index-url is not given, the first one set wins."""
+UV_TRUST = {"UV_SYSTEM_CERTS": "1"}
+"""What an entry that runs uv or uvx sets: uv then trusts the system's certificates as pip does,
+so it fetches through a proxy that re-signs TLS with the company's own authority (by default uv
+trusts only the certificates it bundles: `invalid peer certificate: UnknownIssuer`)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,11 @@ def from_index(index_url: str | None, *, unpinned: bool = False) -> list[str]:
     """uvx's arguments for svc-mcp from the package index: this version unless `unpinned`."""
     index = [] if index_url in (None, DEFAULT_INDEX) else ["--default-index", str(index_url)]
     return [*index, PACKAGE if unpinned else f"{PACKAGE}=={own_version()}"]
+
+
+def runner_env(command: Sequence[str]) -> dict[str, str]:
+    """The variables the entry's program itself needs (uv's trust of the system store)."""
+    return dict(UV_TRUST) if Path(command[0]).name.removesuffix(".exe") in ("uv", "uvx") else {}
 
 
 def own_version() -> str:
