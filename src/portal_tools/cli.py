@@ -8,17 +8,23 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 
 from portal_tools.tools import PORTAL_TOOLS
-from svc_client.exits import quiet_on_broken_pipe
+from svc_client.exits import INTERRUPTED_EXIT, fail, run_command
+from svc_client.failures import FailureKind
 from svc_client.terminal import run_tool
 from svc_client.toolspec import ToolSpec
 from svc_serving.help_style import typer_style
 
 PROG = "svc-portal"
+# click's UsageError and ClickException, by way of the one of them typer names (typer bundles its
+# own copy of click in recent versions, so `import click` would catch the wrong class).
+# (Typed as BadParameter, whose attributes both have: `format_message`, and `ctx` or None.)
+_USAGE_ERROR = cast("type[typer.BadParameter]", typer.BadParameter.__base__)
+_CLICK_ERROR = cast("type[typer.BadParameter]", _USAGE_ERROR.__base__)
 
 _GROUP_HELP = {
     ("catalog",): "The service catalog.",
@@ -105,4 +111,25 @@ app = build_app(PORTAL_TOOLS)
 
 
 def main(args: Sequence[str] | None = None, prog_name: str = PROG) -> None:
-    quiet_on_broken_pipe(lambda: app(args=args, prog_name=prog_name))
+    run_command(prog_name, lambda: _run(args, prog_name))
+
+
+def _run(args: Sequence[str] | None, prog_name: str) -> None:
+    """The app, its usage errors in svc-mcp's one-line form (click's own form is a box of four
+    lines, and Ctrl-C a silent 130)."""
+    try:
+        code = app(args=args, prog_name=prog_name, standalone_mode=False)
+    except _USAGE_ERROR as error:
+        if type(error).__name__ == "NoArgsIsHelpError":  # no arguments: the help, as asked
+            error.show()
+            raise SystemExit(error.exit_code) from None
+        where = error.ctx.command_path if error.ctx else prog_name
+        fail(prog_name, FailureKind.USAGE, f"{error.format_message()} (see {where} --help)")
+    except _CLICK_ERROR as error:
+        fail(prog_name, FailureKind.USAGE, error.format_message())
+    except typer.Abort:  # end of input at a prompt
+        raise KeyboardInterrupt from None
+    if code == INTERRUPTED_EXIT:  # typer's answer to Ctrl-C
+        raise KeyboardInterrupt
+    if isinstance(code, int) and code:
+        raise SystemExit(code)

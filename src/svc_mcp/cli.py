@@ -15,14 +15,13 @@ mcp.server`.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from service_tools.tools import INTEL_MAX_BYTES
-from svc_client.exits import OneLineParser, fail, quiet_on_broken_pipe
+from svc_client.exits import OneLineParser, fail, interrupt_ends_process, run_command
 from svc_client.failures import FailureKind
 from svc_client.settings import GATEWAY_TOKEN_VARIABLE
 from svc_client.toolspec import ToolSpec
@@ -41,7 +40,7 @@ MAX_FILE_BYTES = INTEL_MAX_BYTES
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
-    quiet_on_broken_pipe(lambda: _main(args))
+    run_command(PROG, lambda: _main(args))
 
 
 def _main(args: list[str]) -> None:
@@ -158,11 +157,11 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
                 f"{PROG}: serving MCP over stdio for an MCP host; see {PROG} --help",
                 file=sys.stderr,
             )
-        from svc_client.telemetry import setup
+        from svc_client.telemetry import setup, shutdown
 
         confine_stdio_server()
         setup(PROG)  # after confinement, which must find one thread: the exporters start some
-        with contextlib.suppress(KeyboardInterrupt):
+        with interrupt_ends_process(PROG, shutdown):
             asyncio.run(serve_stdio(selected))
         return
     from svc_mcp.gateway import GatewayOptions, GatewayRefused, serve_http

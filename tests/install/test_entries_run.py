@@ -147,7 +147,11 @@ def test_every_stdio_entry_starts_from_the_wheel_and_the_checkout(
         assert [f["check"] for f in hosts] == [f"host.{c}.user" for c in HOST_NAMES]
         for finding in hosts:
             assert (finding["status"], finding["tools"]) == ("ok", len(TOOL_NAMES)), finding
-            assert finding["seconds"] < HOSTS[finding["check"].split(".")[1]].startup.seconds
+            # "ok" is doctor's own proof: it gives up at the host's limit (anyio.fail_after), as
+            # the host would. `seconds` also counts stopping the server again, which no host
+            # waits for, so on a loaded machine it may pass the limit where the host would not.
+            limit = HOSTS[finding["check"].split(".")[1]].startup.seconds
+            assert f"(limit {limit:g} s)" in finding["message"]
         assert portal.tokens["auditor"] not in doctor.stdout + doctor.stderr
 
 
