@@ -26,6 +26,7 @@ from svc_client.failures import FailureKind
 from svc_client.settings import GATEWAY_TOKEN_VARIABLE
 from svc_client.toolspec import ToolSpec
 from svc_mcp.listing import print_json, print_table
+from svc_mcp.suggestions import near_options
 from svc_mcp.table import TOOLS, TOOLSETS, parse_toolsets, select_tools
 from svc_serving.help_style import argparse_width
 
@@ -294,6 +295,8 @@ class _SuggestingParser(OneLineParser):
             near = difflib.get_close_matches(typed[1], names, n=3)
             guess = f"; did you mean {' or '.join(near)}?" if near else ""
             message = f"no command or tool {typed[1]!r}{guess} ({PROG} tools lists the tools)"
+        elif message.startswith("unrecognized arguments: "):
+            message = near_options(message, self)
         super().error(message)
 
 

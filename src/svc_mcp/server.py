@@ -10,6 +10,7 @@ back as a tool error (`isError`) whose text says what to do. This is the only mo
 
 from __future__ import annotations
 
+import difflib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from importlib.metadata import version
@@ -101,8 +102,13 @@ def build_server(
     async def call(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
         row = rows.get(params.name)
         if row is None:
-            # Like every other failure, with a kind; the name is the caller's, not echoed.
-            return _error_result(NotFound("no tool of that name here; tools/list names them"))
+            # Like every other failure, with a kind; the name is the caller's, not echoed, but the
+            # nearest names served are (a mistyped name, an older name).
+            near = difflib.get_close_matches(params.name, list(rows), n=3)
+            guess = f"did you mean {' or '.join(near)}? " if near else ""
+            return _error_result(
+                NotFound(f"no tool of that name here; {guess}tools/list names them")
+            )
         spec, defaults = row
         given = {
             name: value for name, value in (params.arguments or {}).items() if value is not None
