@@ -23,8 +23,9 @@ PROG = "svc-portal"
 # click's UsageError and ClickException, by way of the one of them typer names (typer bundles its
 # own copy of click in recent versions, so `import click` would catch the wrong class).
 # (Typed as BadParameter, whose attributes both have: `format_message`, and `ctx` or None.)
-_USAGE_ERROR = cast("type[typer.BadParameter]", typer.BadParameter.__base__)
-_CLICK_ERROR = cast("type[typer.BadParameter]", _USAGE_ERROR.__base__)
+_USAGE_ERROR, _CLICK_ERROR = (
+    cast("type[typer.BadParameter]", base) for base in inspect.getmro(typer.BadParameter)[1:3]
+)
 
 _GROUP_HELP = {
     ("catalog",): "The service catalog.",
