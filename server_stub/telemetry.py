@@ -100,9 +100,11 @@ def setup(service_name: str) -> None:
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
     except ImportError:
+        from svc_serving.extras import install_hint
+
         print(
-            "svc-stub: OTEL_* is set but OpenTelemetry is not installed: "
-            "pip install 'svc-mcp[otel]'; running without telemetry",
+            f"svc-stub: OTEL_* is set but OpenTelemetry is not installed (svc-mcp's otel extra): "
+            f"{install_hint('otel', 'svc-stub')}; running without telemetry",
             file=sys.stderr,
         )
         return
