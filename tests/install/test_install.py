@@ -218,6 +218,7 @@ PROJECT_FILES: dict[str, str | None] = {
     "vscode": ".vscode/mcp.json",
     "windsurf": None,
     "gemini": ".gemini/settings.json",
+    "antigravity": ".agents/mcp_config.json",
     "codex": ".codex/config.toml",
 }
 
@@ -382,7 +383,7 @@ def test_env_refs_write_references(client: str, fake_home: Home, run_cli: RunCli
         assert entry["env"] == PORTAL
         assert entry["env_vars"] == ["SERVICE_API_TOKEN", "PORTAL_SESSION_TOKEN"]
     else:
-        spelling = "${%s}" if client in ("claude-code", "gemini") else "${env:%s}"
+        spelling = "${%s}" if client in ("claude-code", "gemini", "antigravity") else "${env:%s}"
         assert entry["env"] == PORTAL | {name: spelling % name for name in TOKENS}
 
 

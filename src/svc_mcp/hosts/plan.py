@@ -25,6 +25,7 @@ from svc_mcp.hosts.files import (
     store,
     write_atomically,
 )
+from svc_mcp.hosts.runners import UV_TRUST
 from svc_mcp.hosts.table import Host
 
 
@@ -46,7 +47,8 @@ def _merged(host: Host, old: Any, new: Mapping[str, Any]) -> dict[str, Any]:
     old_env, old_vars = old.get("env"), old.get(vars_key) if vars_key else None
     kept_env = {}
     if isinstance(old_env, dict):
-        kept_env = {key: value for key, value in old_env.items() if key not in ENTRY_KEYS}
+        ours = {*ENTRY_KEYS, *UV_TRUST}
+        kept_env = {key: value for key, value in old_env.items() if key not in ours}
     kept_vars = [n for n in old_vars if n not in ENTRY_KEYS] if isinstance(old_vars, list) else []
     if kept_env:
         fresh["env"] = kept_env | fresh.get("env", {})
