@@ -1,6 +1,7 @@
 """`svc-mcp`: serve MCP (stdio by default, or `--http`), list the tools, or call one.
 
-    svc-mcp [--toolsets portal,service] [--read-only]          serve MCP over stdio
+    svc-mcp [--toolsets portal,service] [--read-only] [--tools a,b] [--exclude-tools a,b]
+                                                                 serve MCP over stdio
     svc-mcp --http [--host H] [--port P] [--path /mcp] ...       serve streamable HTTP
     svc-mcp tools [--json]                                       list the tools
     svc-mcp <tool_name> [--param value ...]                      call one tool, print its JSON
@@ -27,7 +28,7 @@ from svc_client.settings import GATEWAY_TOKEN_VARIABLE
 from svc_client.toolspec import ToolSpec
 from svc_mcp.listing import print_json, print_table
 from svc_mcp.suggestions import near_options
-from svc_mcp.table import TOOLS, TOOLSETS, parse_toolsets, select_tools
+from svc_mcp.table import TOOLS, TOOLSETS, parse_tool_names, parse_toolsets, select_tools
 from svc_serving.help_style import argparse_width
 
 if TYPE_CHECKING:
@@ -62,7 +63,12 @@ def _main(args: list[str]) -> None:
     parser = _parser()
     options = parser.parse_args(args)
     _check_serving_options(parser, options)
-    selected = select_tools(toolsets=options.toolsets, read_only=options.read_only)
+    selected = select_tools(
+        toolsets=options.toolsets,
+        read_only=options.read_only,
+        only=options.tools,
+        excluded=options.exclude_tools,
+    )
     if options.command is None:
         _serve(selected, options)
     elif options.command == "tools":
@@ -138,9 +144,7 @@ def _list(selected: Sequence[ToolSpec], *, as_json: bool) -> None:
 def _call(name: str, selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
     spec = next((spec for spec in selected if spec.name == name), None)
     if spec is None:
-        fail(
-            PROG, FailureKind.USAGE, f"{name} is not among the tools --toolsets/--read-only select"
-        )
+        fail(PROG, FailureKind.USAGE, f"{name} is not among the tools the selection options select")
     from svc_client.terminal import run_tool
 
     run_tool(PROG, spec, {param.name: getattr(options, param.name) for param in spec.params})
@@ -316,7 +320,8 @@ def _check_serving_options(parser: argparse.ArgumentParser, options: argparse.Na
 
 
 def _add_selection(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
-    """--toolsets and --read-only, accepted before the command and after `tools`."""
+    """--toolsets, --read-only, --tools and --exclude-tools, accepted before the command and after
+    `tools`."""
     parser.add_argument(
         "--toolsets",
         type=_toolsets,
@@ -330,6 +335,27 @@ def _add_selection(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         default=False if defaults else argparse.SUPPRESS,
         help="drop the tools whose readOnlyHint is false",
     )
+    parser.add_argument(
+        "--tools",
+        type=_tool_names,
+        default=None if defaults else argparse.SUPPRESS,
+        metavar="NAME,...",
+        help="only these tools (of those the other options select)",
+    )
+    parser.add_argument(
+        "--exclude-tools",
+        type=_tool_names,
+        default=frozenset() if defaults else argparse.SUPPRESS,
+        metavar="NAME,...",
+        help="not these tools",
+    )
+
+
+def _tool_names(text: str) -> frozenset[str]:
+    try:
+        return parse_tool_names(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _toolsets(text: str) -> frozenset[Toolset]:

@@ -43,6 +43,7 @@ from svc_client.telemetry import setup as setup_telemetry
 from svc_client.toolspec import ToolSpec
 from svc_mcp.confinement import confine_gateway
 from svc_mcp.gateway_sockets import listening
+from svc_mcp.request_selection import narrowing
 from svc_mcp.server import build_server
 from svc_serving.bounded import BoundedHttpTools, bounded_protocol, is_loopback, serving_limits
 from svc_serving.secrets_check import guessable
@@ -296,7 +297,8 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
         async with new_http_client() as http:
             # Stateless with JSON answers: no session lives in this process, so any number of
             # instances with the same token can sit behind any load balancer (README "Scale out").
-            app: ASGIApp = build_server(specs, http, transport="tcp").streamable_http_app(
+            server = build_server(specs, http, transport="tcp", narrow=narrowing(specs))
+            app: ASGIApp = server.streamable_http_app(
                 streamable_http_path=options.path,
                 transport_security=transport_security(options),
                 host=options.host,

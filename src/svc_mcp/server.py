@@ -45,6 +45,7 @@ from svc_client.client import new_http_client
 from svc_client.errors import CallError, NotFound
 from svc_client.schemas import output_schema
 from svc_client.toolspec import ToolSpec
+from svc_mcp.request_selection import Narrowing, SelectionRefused
 from svc_mcp.spans import RequestSpans
 from svc_mcp.views import ViewDocument, view_documents, view_uri
 
@@ -75,10 +76,15 @@ log = logging.getLogger(__name__)
 
 
 def build_server(
-    specs: Sequence[ToolSpec], http: httpx.AsyncClient, *, transport: str = "pipe"
+    specs: Sequence[ToolSpec],
+    http: httpx.AsyncClient,
+    *,
+    transport: str = "pipe",
+    narrow: Narrowing | None = None,
 ) -> Server[Any]:
     """A low-level Server serving `specs`, and nothing else; every call goes through the shared
-    `http` client. `transport` (`pipe`, `tcp`) is what its spans say it is served over."""
+    `http` client. `transport` (`pipe`, `tcp`) is what its spans say it is served over. `narrow`
+    (the gateway's selection headers) leaves each request a part of `specs`."""
     tools = {spec.name: _tool(spec) for spec in specs}
     rows = {spec.name: (spec, spec.agent_defaults()) for spec in specs}
     slots = anyio.Semaphore(BACKEND_SLOTS)
@@ -94,17 +100,31 @@ def build_server(
         ttl_ms=TOOL_LIST_TTL_MS,
     )
 
+    def allowed(ctx: ServerRequestContext[Any]) -> frozenset[str] | None:
+        if narrow is None:
+            return None
+        try:
+            return narrow(ctx.request)
+        except SelectionRefused as refused:
+            raise MCPError(code=INVALID_PARAMS, message=str(refused)) from None
+
     async def list_tools(
         ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        return listing_with_views if views and client_supports_apps(ctx) else listing
+        whole = listing_with_views if views and client_supports_apps(ctx) else listing
+        names = allowed(ctx)
+        if names is None:
+            return whole
+        narrowed = [tool for tool in whole.tools if tool.name in names]
+        return ListToolsResult(tools=narrowed, cache_scope="private", ttl_ms=TOOL_LIST_TTL_MS)
 
     async def call(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
-        row = rows.get(params.name)
+        names = allowed(ctx)
+        row = rows.get(params.name) if names is None or params.name in names else None
         if row is None:
             # Like every other failure, with a kind; the name is the caller's, not echoed, but the
             # nearest names served are (a mistyped name, an older name).
-            near = difflib.get_close_matches(params.name, list(rows), n=3)
+            near = difflib.get_close_matches(params.name, list(names or rows), n=3)
             guess = f"did you mean {' or '.join(near)}? " if near else ""
             return _error_result(
                 NotFound(f"no tool of that name here; {guess}tools/list names them")
