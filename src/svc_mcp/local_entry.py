@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ def stdio_entry(
     *,
     check: bool,
     unpinned: bool,
+    selection: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The local entry; with `check` (not for --print, which writes nothing) its command must
     exist and, for pypi, the index must have the package (in the pinned version)."""
@@ -63,7 +65,7 @@ def stdio_entry(
             f"package index {shared_index} by `uvx` on each teammate's PATH, not this installation "
             "(--source pypi or github to choose)"
         )
-        command = ["uvx", *from_index(shared_index)]
+        command = ["uvx", *from_index(shared_index), *selection]
         refs = host.takes_references if env_refs is None else env_refs
         return server_entry(host, command, shared_env(pairs), env_refs=refs)
     index = index_url(index_option, os.environ) if source == "pypi" else None
@@ -71,6 +73,7 @@ def stdio_entry(
     if scope == "project":  # by name: each teammate's own, found on their PATH
         command = [Path(command[0]).name, *command[1:]]
     if runners.checkout is not None and command == [runners.script]:
+        # (before the selection is added: it is this installation's own command alone)
         say(
             f"uv is not on PATH, so the entry runs {command[0]}: this editable install's own "
             "command, which runs the checkout as it is"
@@ -79,6 +82,7 @@ def stdio_entry(
         check_on_index(index, version=None if unpinned else own_version())
     if env_refs is None:
         env_refs = scope == "project" and host.takes_references
+    command = [*command, *selection]
     env = shared_env(pairs) if scope == "project" else install_env(pairs, os.environ)
     if not any(key in env for key in backend_variables()):
         say(

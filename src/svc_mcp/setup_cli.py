@@ -32,6 +32,7 @@ from svc_mcp.setup_options import (
     ScopeOption,
     labels,
 )
+from svc_mcp.setup_selection import tool_selection, with_selection_headers
 from svc_mcp.setup_targets import chosen_hosts, config_path, project_folder
 from svc_serving.help_style import typer_style
 
@@ -130,10 +131,23 @@ def install(
             "UV_DEFAULT_INDEX, UV_INDEX_URL or PIP_INDEX_URL, else PyPI).",
         ),
     ] = None,
+    tools: Annotated[
+        str | None,
+        typer.Option(
+            "--tools",
+            metavar="NAME,...",
+            help="The entry serves only these tools (with --http: the X-MCP-Tools header).",
+        ),
+    ] = None,
+    exclude_tools: Annotated[
+        str | None,
+        typer.Option("--exclude-tools", metavar="NAME,...", help="The entry serves all but these."),
+    ] = None,
 ) -> None:
     """Add svc-mcp to an MCP host's configuration (merged: nothing else in the file changes)."""
     try:
         hosts = chosen_hosts(client, config, remote=http is not None)
+        selection = tool_selection(tools, exclude_tools)
     except InstallError as error:
         fail(PROG, error.kind, str(error))
     for host in hosts:
@@ -157,6 +171,7 @@ def install(
                         "to the gateway, which reads its own environment: drop them"
                     )
                 entry, inputs = http_entry(host, http, http_token, os.environ)
+                entry = with_selection_headers(host, entry, selection)
             else:
                 entry = stdio_entry(
                     host,
@@ -168,6 +183,7 @@ def install(
                     index_url,
                     check=not print_only,
                     unpinned=unpinned,
+                    selection=selection,
                 )
             change = plan_install(host, path, name, entry, inputs)
             if print_only:
