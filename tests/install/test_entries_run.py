@@ -175,7 +175,9 @@ def test_every_http_entry_reaches_the_gateway_with_its_token(
     url = f"{gateway.base_url}/mcp"
     environ = {"SVC_MCP_GATEWAY_TOKEN": GATEWAY_TOKEN}
     remote = [client for client in HOST_NAMES if HOSTS[client].url_key]
-    assert remote == ["claude-code", "cursor", "vscode", "windsurf", "gemini", "codex"]
+    assert remote == [
+        "claude-code", "cursor", "vscode", "windsurf", "gemini", "antigravity", "codex"
+    ]  # fmt: skip
     entries = {}
     for client in remote:
         result = run_cli("install", "--client", client, "--http", url, env=environ)
@@ -192,6 +194,7 @@ def test_every_http_entry_reaches_the_gateway_with_its_token(
     assert entries["codex"] == {"url": url, "bearer_token_env_var": "SVC_MCP_GATEWAY_TOKEN"}
     assert entries["windsurf"]["serverUrl"] == url
     assert entries["gemini"]["httpUrl"] == url
+    assert entries["antigravity"]["serverUrl"] == url
 
     async def all_hosts() -> list[list[str]]:
         return await asyncio.gather(*(list_http(c, entries[c], environ) for c in remote))
