@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.support import free_port, running_server  # noqa: E402
 
-__all__ = ["free_port", "median", "ratio_line", "rps", "server_process"]
+__all__ = ["free_port", "median", "rps", "server_process"]
 
 
 async def _connection(
@@ -87,7 +87,3 @@ def server_process(
 
 def median(values: Sequence[float]) -> float:
     return statistics.median(values)
-
-
-def ratio_line(label: str, figure: float, baseline: float, unit: str, target: str) -> str:
-    return f"{label}: {figure:,.0f} {unit} vs baseline {baseline:,.0f} {unit}; ratio {figure / baseline:.2f} (target {target})"

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
+import _rows
 from _load import ROOT, free_port, median, rps, server_process
 from service_stub import cpu_seconds
 
@@ -39,7 +40,7 @@ SETTINGS = {
 def measure_confine(name: str, path: str) -> None:
     """In a fresh process: milliseconds from building the policy to confined (printed)."""
     from server_stub import confinement as stub
-    from svc_mcp import confinement as mcp
+    from svc_mcp.serve import confinement as mcp
     from svc_serving.confine import confine
 
     builders: dict[str, Callable[[], object]] = {
@@ -83,7 +84,7 @@ def throughput(
     temp: Path,
     options: argparse.Namespace,
     env: dict[str, str],
-) -> None:
+) -> _rows.Figure:
     """Requests per second and server CPU per request of a confined and an unconfined process,
     in rounds that alternate which goes first (the busier the machine, the more CPU per request
     says: it does not count the time the server waited for a core)."""
@@ -123,15 +124,36 @@ def throughput(
         f"req/s; ratio {confined / unconfined:.3f} (target >= 0.97); by server CPU per request "
         f"{median(cpu['require']) * 1e6:.0f} vs {median(cpu['off']) * 1e6:.0f} us, ratio {cpu_ratio:.3f}"
     )
+    return _rows.versus(
+        f"throughput {label}, confined",
+        confined,
+        unconfined,
+        "req/s",
+        "unconfined",
+        ">= 0.97",
+        f"by server CPU per request: {cpu_ratio:.3f}",
+    )
 
 
-def start_up(data: Path, db: Path, temp: Path, starts: int) -> None:
+def start_up(data: Path, db: Path, temp: Path, starts: int) -> list[_rows.Figure]:
+    figures = []
     for policy, path in (("portal", data), ("service", db), ("stdio", temp)):
         confined = confine_ms(policy, path, "require", starts)
         unconfined = confine_ms(policy, path, "off", starts)
         print(
             f"start-up {policy}: policy and confinement {confined:.2f} ms vs off {unconfined:.2f} "
             f"ms; cost {confined - unconfined:.2f} ms (target <= 5 ms)"
+        )
+        figures.append(
+            _rows.versus(
+                f"start-up: {policy} policy and confinement (median)",
+                confined,
+                unconfined,
+                "ms",
+                "off",
+                "cost <= 5 ms",
+                f"cost {confined - unconfined:+.2f} ms",
+            )
         )
     times: dict[str, list[float]] = {"require": [], "off": []}
     for _ in range(max(3, starts // 2)):
@@ -142,6 +164,17 @@ def start_up(data: Path, db: Path, temp: Path, starts: int) -> None:
         f"start-up portal, process start to first answer: confined {confined:.0f} ms vs "
         f"unconfined {unconfined:.0f} ms; ratio {confined / unconfined:.3f}"
     )
+    figures.append(
+        _rows.versus(
+            "start-up: portal, process start to first answer (median)",
+            confined,
+            unconfined,
+            "ms",
+            "unconfined",
+            "none (said, not targeted)",
+        )
+    )
+    return figures
 
 
 def main() -> None:
@@ -153,6 +186,7 @@ def main() -> None:
     parser.add_argument(
         "--measure-confine", nargs=2, metavar=("POLICY", "PATH"), help=argparse.SUPPRESS
     )
+    _rows.add_option(parser)
     args = parser.parse_args()
     if args.measure_confine:
         measure_confine(*args.measure_confine)
@@ -164,15 +198,21 @@ def main() -> None:
         db.parent.mkdir()
         write_demo_database(db)
         token = issue_session(data, "bob", timedelta(hours=1))
-        if not args.skip_startup:
-            start_up(data, db, temp, args.starts)
+        figures = [] if args.skip_startup else start_up(data, db, temp, args.starts)
         portal = ["-m", "server_stub", "portal", "--data", str(data)]
         session = {"Authorization": f"Bearer {token}"}
-        throughput("portal GET /api/catalog", portal, "/api/catalog", session, temp, args, {})
+        figures.append(
+            throughput("portal GET /api/catalog", portal, "/api/catalog", session, temp, args, {})
+        )
         service = ["-m", "server_stub", "service", "--db", str(db)]
         bearer = {"Authorization": f"Bearer {TOKEN}"}
         env = {"SERVICE_API_TOKEN": TOKEN}
-        throughput("service GET /api/v1/system", service, "/api/v1/system", bearer, temp, args, env)
+        figures.append(
+            throughput(
+                "service GET /api/v1/system", service, "/api/v1/system", bearer, temp, args, env
+            )
+        )
+    _rows.write(args.json, figures)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ Usage: uv run python bench/context.py
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -21,12 +22,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import _rows
 import httpx
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import TextContent
 
-from svc_mcp.demo_stubs import running_stubs
-from svc_mcp.table import TOOLS
+from svc_mcp.demo.stubs import running_stubs
+from svc_mcp.tools.table import TOOLS
 
 BIN = Path(sys.executable).parent
 LIST_BUDGET = 20_000
@@ -89,6 +91,9 @@ def baseline(variables: dict[str, str]) -> dict[str, int]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    _rows.add_option(parser)
+    args = parser.parse_args()
     with running_stubs() as stubs:
         variables = stubs.mcp_variables()
         listed, shown, results = asyncio.run(measure(variables))
@@ -116,6 +121,27 @@ def main() -> None:
     print(
         f"    total of {len(results)} read tools    {now:8,}   vs {then:8,}   ratio {now / then:.2f}"
     )
+    budgets = [
+        ("whole result", listed, LIST_BUDGET),
+        ("shown to the model", shown, SHOWN_BUDGET),
+        ("whole result with views", listed_views, LIST_BUDGET),
+        ("shown to the model with views", shown_views, SHOWN_BUDGET),
+    ]
+    figures = [
+        _rows.Figure(f"tools/list: {name}", size, "chars", target=f"<= {budget:,}")
+        for name, size, budget in budgets
+    ]
+    figures.append(
+        _rows.versus(
+            f"default results of the {len(results)} read tools, text characters",
+            now,
+            then,
+            "chars",
+            "REST default pages, as MCP results used to be",
+            f"each <= {RESULT_BUDGET:,}",
+        )
+    )
+    _rows.write(args.json, figures)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import _rows
 import httpx2
 from _load import free_port, server_process
 from mcp import Client
@@ -118,7 +119,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=10.0, help="per measurement")
+    _rows.add_option(parser)
     args = parser.parse_args()
+    figures: list[_rows.Figure] = []
     root = Path(__file__).resolve().parent.parent
     missed = []
     with tempfile.TemporaryDirectory(prefix="svc-bench-") as temp:
@@ -178,10 +181,24 @@ def main() -> int:
                     f"(target >= 1.00), p99/median {tail:.2f} (target <= 3.00): "
                     f"{'ok' if ok else 'MISSED'}"
                 )
+                figures.append(
+                    _rows.versus(
+                        f"get_system, {args.clients} official-client sessions on one gateway, {era}",
+                        many.rate,
+                        alone.rate,
+                        "calls/s",
+                        "1 client alone",
+                        ">= 1.00 and p99/median <= 3.00",
+                        f"p99/median {tail:.2f}; median {many.ms(50):.1f} ms, p99 "
+                        f"{many.ms(99):.1f} ms; errors {len(alone.errors + many.errors)}; "
+                        + ("ok" if ok else "MISSED"),
+                    )
+                )
                 for error in (alone.errors + many.errors)[:3]:
                     print(f"    error: {error}")
                 if not ok:
                     missed.append(era)
+    _rows.write(args.json, figures)
     return 1 if missed else 0
 
 

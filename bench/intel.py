@@ -20,8 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import _rows
 import httpx
-from _load import free_port, ratio_line, server_process
+from _load import free_port, server_process
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from server_stub.intel.envelope import key_bytes, sign
@@ -65,6 +66,7 @@ async def over_http(base_url: str, batch: list[dict[str, Any]]) -> float:
 def main() -> str:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--count", type=int, default=300, help="envelopes per path")
+    _rows.add_option(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as temp:
         db = Path(temp) / "service.db"
@@ -78,15 +80,17 @@ def main() -> str:
             mcp_rate = asyncio.run(over_mcp(base_url, envelopes("mcp", args.count)))
             http_rate = asyncio.run(over_http(base_url, envelopes("http", args.count)))
     del os.environ["SERVICE_INTEL_HMAC"]
-    line = ratio_line(
+    figure = _rows.versus(
         "submit_intel over one MCP stdio session vs direct HTTP POST",
         mcp_rate,
         http_rate,
         "envelopes/s",
+        "direct HTTP POST",
         "none set; the MCP path's overhead",
     )
-    print(line)
-    return line
+    print(figure.line())
+    _rows.write(args.json, [figure])
+    return figure.line()
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
+import _rows
 import httpx
 from _load import free_port, server_process
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -173,6 +174,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1000, help="calls per contender (x100)")
     parser.add_argument("--runs", type=int, default=10, help="start-up runs per command")
     parser.add_argument("--echo-server", action="store_true", help=argparse.SUPPRESS)
+    _rows.add_option(parser)
     args = parser.parse_args()
     if args.echo_server:
         serve_echo()
@@ -198,6 +200,17 @@ def main() -> None:
             print(f"(a) start-up, medians of {args.runs} paired runs")
             baseline = medians[BASELINE]
             print(f"    {BASELINE:26s} {baseline * 1000:8.1f} ms   (baseline)")
+            figures = [
+                _rows.versus(
+                    f"start-up: `{name}` (median wall time)",
+                    medians[name] * 1000,
+                    baseline * 1000,
+                    "ms",
+                    f"`{BASELINE}`",
+                    f"<= {target:.2f}",
+                )
+                for name, target in STARTUP_TARGETS.items()
+            ]
             for name, target in STARTUP_TARGETS.items():
                 share = medians[name] / baseline
                 verdict = "ok" if share <= target else "MISSED"
@@ -215,6 +228,19 @@ def main() -> None:
     budget = median_ms(samples["echo over stdio"]) + median_ms(samples["direct GET /api/whoami"])
     verdict = "ok" if tool <= 1.5 * budget else "MISSED"
     print(f"    tool / (echo + GET)      {tool / budget:8.2f}   (target <= 1.50: {verdict})")
+    echo = median_ms(samples["echo over stdio"])
+    figures.append(
+        _rows.versus(
+            "portal_whoami over stdio (median latency)",
+            tool,
+            budget,
+            "ms",
+            "echo tool over stdio + direct GET /api/whoami",
+            "<= 1.50",
+            f"echo {echo:.3f} ms + GET {budget - echo:.3f} ms",
+        )
+    )
+    _rows.write(args.json, figures)
 
 
 if __name__ == "__main__":

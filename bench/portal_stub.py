@@ -13,7 +13,8 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
-from _load import free_port, median, ratio_line, rps, server_process
+import _rows
+from _load import free_port, median, rps, server_process
 
 from server_stub.portal.admin import issue_session
 from server_stub.portal.demo_data import write_demo_data
@@ -23,6 +24,7 @@ def main() -> str:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=3.0, help="length of one measurement")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per server")
+    _rows.add_option(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as temp:
         data = Path(temp) / "data"
@@ -54,15 +56,17 @@ def main() -> str:
             for _ in range(args.rounds):
                 portal.append(rps(portal_port, "/api/catalog", headers, seconds=args.seconds))
                 bare.append(rps(bare_port, "/bare", {}, seconds=args.seconds))
-    line = ratio_line(
+    figure = _rows.versus(
         "portal GET /api/catalog (session, access log on)",
         median(portal),
         median(bare),
         "req/s",
+        "bare Starlette route",
         ">= 0.8",
     )
-    print(line)
-    return line
+    print(figure.line())
+    _rows.write(args.json, [figure])
+    return figure.line()
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
 import os
 import statistics
 import subprocess
@@ -27,11 +28,13 @@ import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import _rows  # noqa: E402
 from _load import free_port, server_process  # noqa: E402
 
 from server_stub.service.demo_data import write_demo_database  # noqa: E402
@@ -147,7 +150,7 @@ def run_round(target: tuple[str, int], count: int) -> tuple[float, float]:
     return done / elapsed, (cpu_seconds(pid) - cpu_before) / done * 1e6
 
 
-def throughput(requests: int, rounds: int) -> None:
+def throughput(requests: int, rounds: int) -> list[_rows.Figure]:
     with tempfile.TemporaryDirectory(prefix="svc-bench-") as temp:
         db = Path(temp) / "service.db"
         write_demo_database(db)
@@ -182,8 +185,8 @@ def throughput(requests: int, rounds: int) -> None:
             cpu: dict[str, list[float]] = {name: [] for name in targets}
             for _ in range(rounds):
                 for name, target in targets.items():
-                    rate, cpu_per_request = run_round(target, requests)
-                    rates[name].append(rate)
+                    round_rate, cpu_per_request = run_round(target, requests)
+                    rates[name].append(round_rate)
                     cpu[name].append(cpu_per_request)
             log_lines = (Path(temp) / "service.log").read_text().count('"route":"/api/v1/system"')
     rate = {name: statistics.median(values) for name, values in rates.items()}
@@ -205,12 +208,29 @@ def throughput(requests: int, rounds: int) -> None:
     print(line("bare Starlette JSON route", "bare"))
     print(line("service (default: access log on)", "service"))
     print(line("service --no-access-log", "service_quiet"))
-    for label, name in (("default", "service"), ("--no-access-log", "service_quiet")):
+    figures = []
+    for label, name, key, goal in (
+        ("default", "service", "service (default: access log on)", ">= 0.80"),
+        ("--no-access-log", "service_quiet", "service --no-access-log", "none (the log's cost)"),
+    ):
+        by_cpu = cost["bare"] / cost[name]
         print(
             f"  ratio service/bare ({label}): {rate[name] / rate['bare']:.2f} by req/s,"
-            f" {cost['bare'] / cost[name]:.2f} by server CPU per request  (target >= 0.80)"
+            f" {by_cpu:.2f} by server CPU per request  (target >= 0.80)"
+        )
+        figures.append(
+            _rows.versus(
+                f"GET /api/v1/system, {key}",
+                rate[name],
+                rate["bare"],
+                "req/s",
+                "bare Starlette route",
+                goal,
+                f"by server CPU per request: {by_cpu:.2f}",
+            )
         )
     print(f"  access-log lines written by the default run: {log_lines}")
+    return figures
 
 
 # --- guard memory ------------------------------------------------------------------------------
@@ -239,7 +259,7 @@ def fill_guard(distinct: int, lock_every: int) -> BruteForceGuard:
     return guard
 
 
-def measure(label: str, distinct: int, lock_every: int, memory: Callable[[], int]) -> None:
+def measure(label: str, distinct: int, lock_every: int, memory: Callable[[], int]) -> _rows.Figure:
     gc.collect()
     before = memory()
     started = time.perf_counter()
@@ -259,6 +279,15 @@ def measure(label: str, distinct: int, lock_every: int, memory: Callable[[], int
     )
     if verdict == "FAIL":
         raise SystemExit(f"FAIL: {label}")
+    return _rows.versus(
+        f"guard memory, 1,000,000 addresses: {label}",
+        grown / MiB,
+        64,
+        "MiB",
+        "the bound",
+        "< 64 MiB",
+        f"{held_total:,} of {len(locked_indices):,} locks held; {guard.tracked:,} tracked",
+    )
 
 
 def traced() -> int:
@@ -279,21 +308,32 @@ def memory_scenario(name: str) -> None:
     label, lock_every, use_tracemalloc = MEMORY_SCENARIOS[name]
     if use_tracemalloc:
         tracemalloc.start()
-    measure(label, 1_000_000, lock_every, traced if use_tracemalloc else resident_bytes)
+    figure = measure(label, 1_000_000, lock_every, traced if use_tracemalloc else resident_bytes)
+    print(json.dumps(asdict(figure)))  # the parent's row, on the last line
 
 
-def guard_memory() -> None:
+def guard_memory() -> list[_rows.Figure]:
     print(
         "guard memory: failures from 1,000,000 distinct addresses within 10 minutes, each "
         f"scenario in a fresh process; bound MAX_TRACKED_ADDRESSES = {MAX_TRACKED_ADDRESSES:,}"
     )
+    figures = []
     for name in MEMORY_SCENARIOS:
-        subprocess.run([sys.executable, __file__, "--memory-scenario", name], check=True)
+        done = subprocess.run(
+            [sys.executable, __file__, "--memory-scenario", name],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        *lines, row = done.stdout.splitlines()
+        print(*lines, sep="\n")
+        figures.append(_rows.Figure(**json.loads(row)))
     print(
         "  target: growth < 64 MiB; every lock younger than 15 minutes kept while at most "
         f"{MAX_TRACKED_ADDRESSES:,} addresses are locked at once (beyond that, the newest "
         f"{MAX_TRACKED_ADDRESSES:,} locks are kept and the oldest dropped first)"
     )
+    return figures
 
 
 def main() -> None:
@@ -304,6 +344,7 @@ def main() -> None:
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--serve-bare", type=int, metavar="PORT", help=argparse.SUPPRESS)
     parser.add_argument("--memory-scenario", choices=MEMORY_SCENARIOS, help=argparse.SUPPRESS)
+    _rows.add_option(parser)
     args = parser.parse_args()
     if args.memory_scenario:
         memory_scenario(args.memory_scenario)
@@ -311,10 +352,12 @@ def main() -> None:
     if args.serve_bare:
         serve_bare(args.serve_bare)
         return
+    figures = []
     if not args.skip_throughput:
-        throughput(args.requests, args.rounds)
+        figures += throughput(args.requests, args.rounds)
     if not args.skip_memory:
-        guard_memory()
+        figures += guard_memory()
+    _rows.write(args.json, figures)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
+import _rows
 import httpx
 from _load import free_port, median, rps, server_process
 from telemetry import discarding_receiver
@@ -89,7 +90,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=3.0, help="length of one measurement")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds")
+    _rows.add_option(parser)
     args = parser.parse_args()
+    figures: list[_rows.Figure] = []
     with (
         tempfile.TemporaryDirectory(prefix="stubs-bench-") as name,
         discarding_receiver() as otlp,
@@ -174,7 +177,34 @@ def main() -> None:
                 f"  {stub / logged_rate:9.2f}  {stub / floor:11.2f}  {len(body):5d}"
                 f" {traced_rate:8.0f}  {traced_rate / floor:13.2f}"
             )
+            figures += [
+                _rows.versus(
+                    f"{route.label}, stub as shipped",
+                    stub,
+                    logged_rate,
+                    "req/s",
+                    "bare route, access log on",
+                    f">= {TARGET_LOGGED:.2f}",
+                ),
+                _rows.versus(
+                    f"{route.label}, stub as shipped",
+                    stub,
+                    floor,
+                    "req/s",
+                    "bare route, no log",
+                    f">= {TARGET_FLOOR:.2f}",
+                ),
+                _rows.versus(
+                    f"{route.label}, stub traced (OTEL_* set, default sampler)",
+                    traced_rate,
+                    floor,
+                    "req/s",
+                    "bare route, no log",
+                    "none (said, not targeted)",
+                ),
+            ]
         print(f"targets: stub/bare >= {TARGET_LOGGED:.2f}, stub/no-log >= {TARGET_FLOOR:.2f}")
+    _rows.write(args.json, figures)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TypeVar
 
-from _load import ROOT, free_port, median, ratio_line, rps, server_process
+import _rows
+from _load import ROOT, free_port, median, rps, server_process
 from gateway_load import cpu_seconds, load
 
 TOKEN = "bench-token-" + "k" * 32
@@ -101,7 +102,14 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=3.0, help="per throughput round")
     parser.add_argument("--clients", type=int, default=20, help="gateway clients")
     parser.add_argument("--rounds", type=int, default=3)
+    _rows.add_option(parser)
     args = parser.parse_args()
+    figures: list[_rows.Figure] = []
+
+    def report(figure: _rows.Figure, extra: str = "") -> None:
+        figures.append(figure)
+        print(figure.line() + extra)
+
     plain = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     with tempfile.TemporaryDirectory(prefix="svc-bench-") as temp, discarding_receiver() as otlp:
         root = Path(temp)
@@ -148,18 +156,26 @@ def main() -> int:
             for _ in range(args.rounds):
                 base += cli_seconds({**cli_env, "PYTHONPATH": str(base_src)}, args.calls)
                 here += cli_seconds({**cli_env, "PYTHONPATH": str(ROOT / "src")}, args.calls)
-            print(
-                ratio_line(
+            spread = (
+                f"stdev {statistics.stdev(here) * 1000:.0f} / "
+                f"{statistics.stdev(base) * 1000:.0f} ms"
+            )
+            report(
+                _rows.versus(
                     f"CLI call start-up, OTEL_* unset, this checkout vs {args.base} (median)",
                     median(here) * 1000,
                     median(base) * 1000,
                     "ms",
+                    f"{args.base}'s src/",
                     "<= 1.05, within noise",
-                )
-                + f"; stdev {statistics.stdev(here) * 1000:.0f} / {statistics.stdev(base) * 1000:.0f} ms"
+                    spread,
+                ),
+                f"; {spread}",
             )
 
-            stub_off, stub_on, stub_all = [], [], []
+            stub_off: list[float] = []
+            stub_on: list[float] = []
+            stub_all: list[float] = []
             cpu: dict[str, list[float]] = {}  # server CPU per request, steadier than req/s
             for name in ("stub", "traced stub", "sampled stub"):
                 rps(ports[name], "/api/v1/system", AUTH, seconds=1)  # warm-up
@@ -173,37 +189,41 @@ def main() -> int:
                     used = cpu_seconds(started[name].pid) - used
                     rates.append(rate)
                     cpu.setdefault(name, []).append(used / (rate * args.seconds))
-            print(
-                ratio_line(
+            report(
+                _rows.versus(
                     "service stub GET /api/v1/system, traced (default sampler) vs OTEL_* unset",
                     median(stub_on),
                     median(stub_off),
                     "req/s",
+                    "OTEL_* unset",
                     ">= 0.90",
                 )
             )
-            print(
-                ratio_line(
+            report(
+                _rows.versus(
                     "service stub server CPU per request, OTEL_* unset vs traced (default sampler)",
                     median(cpu["stub"]) * 1e6,
                     median(cpu["traced stub"]) * 1e6,
                     "us",
+                    "traced (default sampler)",
                     ">= 0.90 (off/traced)",
                 )
             )
-            print(
-                ratio_line(
+            report(
+                _rows.versus(
                     "service stub GET /api/v1/system, every request recorded (always_on) vs "
                     "OTEL_* unset",
                     median(stub_all),
                     median(stub_off),
                     "req/s",
+                    "OTEL_* unset",
                     "none (what full sampling costs)",
                 )
             )
 
             pids: dict[str, int] = {}
-            gw_off, gw_on = [], []
+            gw_off: list[float] = []
+            gw_on: list[float] = []
             for name in ("gw", "traced gw"):
                 url = f"http://127.0.0.1:{ports[name]}/mcp"
                 asyncio.run(load(url, "auto", 4, 1.0, pids))  # warm-up
@@ -214,16 +234,18 @@ def main() -> int:
                     if run.errors:
                         raise SystemExit(f"{name}: {run.errors[0]}")
                     rates.append(run.rate)
-            print(
-                ratio_line(
+            report(
+                _rows.versus(
                     f"gateway get_system, {args.clients} clients, traced (default sampler) vs "
                     "OTEL_* unset",
                     median(gw_on),
                     median(gw_off),
                     "calls/s",
+                    "OTEL_* unset",
                     ">= 0.90",
                 )
             )
+    _rows.write(args.json, figures)
     return 0
 
 

@@ -3,7 +3,7 @@
     uv run scripts/distribution.py server-json        # rewrite server.json (a test keeps it equal)
     uv run scripts/distribution.py mcpb [--out DIR]   # write DIR/svc-mcp-<version>.mcpb (dist/)
 
-Both are derived from pyproject.toml and `svc_client.backends` (the variables an entry may set),
+Both are derived from pyproject.toml and `svc_mcp.core.backends` (the variables an entry may set),
 never spelled out here. The bundle is a `uv`-type MCPB: a manifest, pyproject.toml and the source;
 Claude Desktop installs the dependencies with uv and runs `svc-mcp`.
 """
@@ -21,7 +21,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from svc_client.backends import BACKENDS  # noqa: E402
+from svc_mcp.core.backends import BACKENDS  # noqa: E402
 from svc_mcp.hosts.entries import EXTRA_ENV  # noqa: E402
 from svc_mcp.hosts.runners import GITHUB_URL  # noqa: E402
 
@@ -113,7 +113,7 @@ def mcpb_manifest() -> dict[str, Any]:
             "entry_point": "src/svc_mcp/__main__.py",
             "mcp_config": {
                 "command": "uv",
-                "args": ["run", "--directory", "${__dirname}", "svc-mcp"],
+                "args": ["run", "--frozen", "--directory", "${__dirname}", "svc-mcp"],
                 "env": {name: "${user_config." + name.lower() + "}" for name, _, _ in variables()},
             },
         },
@@ -131,9 +131,7 @@ def build_mcpb(out: Path) -> Path:
             archive.write(ROOT / name, name)
         for package in (
             "src/svc_mcp",
-            "src/svc_client",
             "src/portal_tools",
-            "src/service_tools",
             "src/svc_serving",
             "server_stub",
         ):

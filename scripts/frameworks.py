@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from svc_mcp.demo_stubs import running_stubs
+from svc_mcp.demo.stubs import running_stubs
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "scripts" / "frameworks"

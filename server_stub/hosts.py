@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from starlette.responses import Response
 
 from server_stub.http import failure
-from svc_serving.bounded import is_loopback
+from svc_serving.loopback import is_loopback
 
 OPEN_PATHS = frozenset({"/health/live", "/health/ready"})
 WILDCARDS = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 (names, not a bind)

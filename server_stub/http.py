@@ -67,6 +67,15 @@ class ApiError(Exception):
         self.headers = dict(headers or {})
 
 
+STORAGE_RETRY_AFTER_SECONDS = 2
+"""What a temporary storage failure (a lock held too long, a full disk) tells a client to wait."""
+
+
+def storage_unavailable(message: str) -> ApiError:
+    """503 for storage that may work again soon, with `Retry-After` so a client knows when."""
+    return ApiError(503, "unavailable", message, {"Retry-After": str(STORAGE_RETRY_AFTER_SECONDS)})
+
+
 def ok(data: Any, *, next_cursor: str | None = None, status: int = 200) -> Response:
     body: dict[str, Any] = {"ok": True, "data": data}
     if next_cursor is not None:

@@ -79,12 +79,15 @@ ERROR_DESCRIPTIONS = {
     "too deep (too_deep)",
     429: "locked_out or rate_limited (with Retry-After, whole seconds)",
     431: "headers_too_large: request headers over 8 KiB",
-    503: "unavailable: the stored data cannot be read or written right now",
+    500: "storage_corrupt: the stored data is corrupt; no retry helps until it is restored",
+    503: "unavailable: the stored data cannot be read or written right now (a temporary storage "
+    "failure carries Retry-After, whole seconds)",
 }
 ERROR_HEADERS: dict[int, dict[str, Schema]] = {
     401: {"WWW-Authenticate": {"schema": STRING}},
     405: {"Allow": {"schema": STRING}},
     429: {"Retry-After": {"schema": {"type": "string", "pattern": "^[0-9]+$"}}},
+    503: {"Retry-After": {"schema": {"type": "string", "pattern": "^[0-9]+$"}}},
 }
 
 

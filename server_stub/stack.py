@@ -5,8 +5,7 @@
   server_stub.hosts) and the declared body limit (400, 413); it bounds a streamed body, puts the
   request in a span when it is traced (server_stub.telemetry), and writes the access line
   (server_stub.access_log), refusals included.
-- `DirectRouter`, Starlette's router with a lookup for fixed paths: a request for a path without
-  parameters goes straight to its route instead of being tried against every route before it.
+- the routes behind it in `server_stub.routing`'s router (a lookup for fixed paths).
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from collections.abc import Sequence
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Match, Route, Router
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from server_stub import access_log, telemetry
@@ -29,6 +28,7 @@ from server_stub.http import (
     envelope_exception_handlers,
     failure,
 )
+from server_stub.routing import direct_app
 
 
 def stub_app(
@@ -36,14 +36,11 @@ def stub_app(
 ) -> Starlette:
     """A stub's app: its routes behind the gate, every failure an envelope. `max_body_bytes`
     None: the server takes no request bodies worth bounding (all its routes are GET)."""
-    app = Starlette(
+    return direct_app(
+        routes,
         middleware=[Middleware(RequestGate, hosts=hosts, max_body_bytes=max_body_bytes)],
         exception_handlers=envelope_exception_handlers(),
     )
-    # redirect_slashes off: "/api/catalog/" is not a route, so 404, never a redirect built from
-    # the Host header.
-    app.router = DirectRouter(routes, redirect_slashes=False)
-    return app
 
 
 class RequestGate:
@@ -150,44 +147,3 @@ def _bounded(receive: Receive, max_bytes: int) -> Receive:
         return message
 
     return bounded_receive
-
-
-class DirectRouter(Router):
-    """Starlette's router, which tries its routes in order, plus a lookup by path for the routes
-    without parameters that no route before them could also match: the answer is the same, the
-    tries before it are skipped. A request the looked-up route does not take in full (another
-    method) goes through the ordered tries, as before."""
-
-    def __init__(self, routes: Sequence[BaseRoute], *, redirect_slashes: bool) -> None:
-        super().__init__(list(routes), redirect_slashes=redirect_slashes)
-        self.fixed_paths = _fixed_paths(self.routes)
-
-    async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
-        route = (
-            self.fixed_paths.get(scope["path"])
-            if scope["type"] == "http" and not scope.get("root_path")
-            else None
-        )
-        if route is not None:
-            match, child_scope = route.matches(scope)
-            if match is Match.FULL:
-                scope.setdefault("router", self)
-                scope["route"] = route
-                scope.update(child_scope)
-                await route.handle(scope, receive, send)
-                return
-        await super().app(scope, receive, send)
-
-
-def _fixed_paths(routes: Sequence[BaseRoute]) -> dict[str, Route]:
-    fixed: dict[str, Route] = {}
-    earlier: list[Route] = []
-    for route in routes:
-        if not isinstance(route, Route):
-            break  # a mount or another kind of route could match anything after it
-        if not route.param_convertors and not any(
-            other.path_regex.match(route.path) for other in earlier
-        ):
-            fixed[route.path] = route
-        earlier.append(route)
-    return fixed

@@ -5,8 +5,8 @@ Off unless an exporter variable is set; then nothing of OpenTelemetry is importe
 request, child span or counter costs one check of a module global. On, each request the sampler
 lets in (`records`, asked by the request gate in server_stub.stack) gets a SERVER span continuing
 the caller's `traceparent`, named by its route template (never the raw target), with children
-where time goes (the guard's decision, the SQLite query, the intel verification). The client
-side has its twin in `svc_client.telemetry`; the stubs may not import it (docs/architecture.md).
+where time goes (the guard's decision, the SQLite query, the intel verification). The settings
+are read by `svc_serving.otel_settings`, as on the client side.
 """
 
 from __future__ import annotations
@@ -15,23 +15,17 @@ import os
 import random
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from contextvars import ContextVar
 from types import SimpleNamespace
 from typing import Any
-from urllib.parse import urlsplit
 
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-ENABLING_VARIABLES = (
-    "OTEL_EXPORTER_OTLP_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
-    "OTEL_TRACES_EXPORTER",
-    "OTEL_METRICS_EXPORTER",
-)
+from svc_serving.otel_settings import configured, install_providers, sampler_named
+
 TRACE_ID_KEY = "svc.trace_id"
 """Where the request span's trace id waits in the ASGI scope for the access line."""
 
@@ -55,34 +49,6 @@ _recording: ContextVar[bool] = ContextVar("svc_stub_recording", default=False)
 """Whether this request's span records: `child()` asks this, not OpenTelemetry's context."""
 
 
-def configured(environ: Mapping[str, str] | None = None) -> bool:
-    env = os.environ if environ is None else environ
-    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
-        return False
-    return any(env.get(name, "").strip() for name in ENABLING_VARIABLES) and not all(
-        env.get(name, "").strip().lower() == "none"
-        for name in ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER")
-    )
-
-
-def otlp_ports(environ: Mapping[str, str] | None = None) -> tuple[int, ...]:
-    """The ports the exporters connect to (for the Landlock policy); none when off."""
-    env = os.environ if environ is None else environ
-    if not configured(env):
-        return ()
-    general = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip() or "http://localhost:4318"
-    ports = set()
-    for signal in ("TRACES", "METRICS"):
-        try:
-            parts = urlsplit(
-                env.get(f"OTEL_EXPORTER_OTLP_{signal}_ENDPOINT", "").strip() or general
-            )
-            ports.add(parts.port or (443 if parts.scheme == "https" else 4318))
-        except ValueError:
-            continue
-    return tuple(sorted(ports))
-
-
 def setup(service_name: str) -> None:
     """Turns telemetry on when `configured()`: the SDK's providers read the endpoint, headers,
     sampler, intervals and resource from the environment."""
@@ -91,14 +57,9 @@ def setup(service_name: str) -> None:
         return
     try:
         from opentelemetry import metrics, trace
-        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         from opentelemetry.propagate import extract
-        from opentelemetry.sdk.metrics import MeterProvider
-        from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
-        from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+        install_providers(service_name)
     except ImportError:
         from svc_serving.extras import install_hint
 
@@ -108,27 +69,19 @@ def setup(service_name: str) -> None:
             file=sys.stderr,
         )
         return
-    named = {} if os.environ.get("OTEL_SERVICE_NAME") else {SERVICE_NAME: service_name}
-    resource = Resource.create(named)
-    if os.environ.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower() != "none":
-        tracer_provider = TracerProvider(resource=resource)
-        tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-        trace.set_tracer_provider(tracer_provider)
-    if os.environ.get("OTEL_METRICS_EXPORTER", "otlp").strip().lower() != "none":
-        reader = PeriodicExportingMetricReader(OTLPMetricExporter())
-        metrics.set_meter_provider(MeterProvider(resource=resource, metric_readers=[reader]))
     meter = metrics.get_meter("svc-stub")
     for name, description in (
         ("svc_stub.guard.failures", "Failed credentials the guard counted"),
         ("svc_stub.guard.lockouts", "Addresses the guard locked out"),
         ("svc_stub.guard.refused", "Requests refused by a lockout or the login flood limit"),
+        ("svc_stub.storage.failures", "Failed database reads and writes, by fault class"),
     ):
         _counters[name] = meter.create_counter(name, description=description)
     _sdk = SimpleNamespace(
         extract=extract, server=trace.SpanKind.SERVER, error=trace.StatusCode.ERROR
     )
     _tracer = trace.get_tracer("svc-stub")
-    if not os.environ.get("OTEL_TRACES_SAMPLER", "").strip():
+    if not sampler_named():
         _root_ratio = ROOT_SAMPLE_RATIO
 
 

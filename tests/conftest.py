@@ -1,4 +1,5 @@
-"""What every test shares: a home of its own. No test reads or writes the real user's home.
+"""What every test shares: a home of its own (no test reads or writes the real user's home), and a
+test that starts a process is marked e2e (tests/e2e.py).
 
 Every variable a program uses to find the user's files points into a temporary folder: for the
 whole run (session fixtures, and every process they start), then a fresh one for each test. The
@@ -13,10 +14,12 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
+
+from tests import e2e
 
 REAL_HOME = Path(os.environ.get("HOME") or Path.home()).resolve()
 _XDG_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or REAL_HOME / ".cache")
@@ -84,6 +87,31 @@ def point_home_at(home: Path) -> dict[str, str]:
         "USERPROFILE": str(home),
     }
     return variables | KEPT_CACHES
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    e2e.install()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    e2e.uninstall()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    e2e.mark(items)  # before `-m` selects
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    with e2e.guarding(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    with e2e.guarding(item):
+        return (yield)
 
 
 @pytest.fixture(scope="session", autouse=True)

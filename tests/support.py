@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +36,59 @@ class Server:
         return self.log_path.read_text(errors="replace")
 
 
+START_SECONDS_VARIABLE = "SVC_TEST_START_SECONDS"
+START_SECONDS = 60.0
+"""How long a test waits for a server it started to be ready: long enough for a machine busy
+with other test runs (20 s was not); the variable overrides it."""
+
+
+def start_seconds() -> float:
+    return float(os.environ.get(START_SECONDS_VARIABLE, START_SECONDS))
+
+
+def wait_ready(
+    process: subprocess.Popen[bytes], log_path: Path, ready: Callable[[float], bool]
+) -> None:
+    """Returns once `ready(seconds left)` holds; fails at once with the log when the process
+    exits first, and with the log after `start_seconds()`."""
+    limit = start_seconds()
+    deadline = time.monotonic() + limit
+    while True:
+        code = process.poll()
+        if code is not None:
+            raise RuntimeError(
+                f"server exited with code {code} before it was ready: {process.args}\n"
+                + log_path.read_text(errors="replace")
+            )
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise RuntimeError(
+                f"server did not start within {limit:g} s ({START_SECONDS_VARIABLE} waits "
+                f"longer): {process.args}\n" + log_path.read_text(errors="replace")
+            )
+        if ready(left):
+            return
+        time.sleep(0.05)
+
+
+def accepts(host: str, port: int) -> bool:
+    """Whether something listens on `host:port` (the server's own sign that it serves)."""
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+def answers(url: str, seconds: float) -> bool:
+    """Whether `url` answers an HTTP GET (any status) within `seconds`."""
+    try:
+        httpx.get(url, timeout=min(seconds, 10.0))
+    except httpx.TransportError:
+        return False
+    return True
+
+
 @contextlib.contextmanager
 def running_server(
     args: Sequence[str],
@@ -45,9 +98,9 @@ def running_server(
     ready_path: str = "/",
     env: Mapping[str, str] | None = None,
     host: str = "127.0.0.1",
-    timeout: float = 20.0,
 ) -> Iterator[Server]:
-    """Starts `python -m <args>` and waits until `ready_path` answers (any status)."""
+    """Starts `python <args>` and waits until its port accepts and `ready_path` answers (any
+    status): a socket bound before the app serves (the gateway's) accepts early."""
     full_env = {**CONFINED, **os.environ, **(env or {})}
     with log_path.open("wb") as log_file:
         process = subprocess.Popen(
@@ -55,17 +108,11 @@ def running_server(
         )
     base_url = f"http://{host}:{port}"
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"server exited early:\n{log_path.read_text()}")
-            try:
-                httpx.get(base_url + ready_path, timeout=1.0)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"server did not start:\n{log_path.read_text()}") from None
-                time.sleep(0.05)
+        wait_ready(
+            process,
+            log_path,
+            lambda left: accepts(host, port) and answers(base_url + ready_path, left),
+        )
         yield Server(base_url=base_url, process=process, log_path=log_path)
     finally:
         process.terminate()

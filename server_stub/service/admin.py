@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
+from server_stub.service.private_dir import within_own_files
 from server_stub.service.schema import format_timestamp
 
 FEE_PER_SHARE = 0.0035
@@ -53,6 +54,7 @@ def _writing(path: Path) -> Iterator[sqlite3.Connection]:
         raise AdminError(f"cannot open {path} for writing: {exc}") from None
     try:
         connection.row_factory = sqlite3.Row
+        within_own_files(connection)
         connection.execute("BEGIN IMMEDIATE")
         try:
             yield connection

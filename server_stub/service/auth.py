@@ -39,8 +39,11 @@ from server_stub.service.security_log import SecurityLog
 from server_stub.service.sessions import SESSION_COOKIE, SessionStore
 from server_stub.service.settings import ServiceSettings
 from server_stub.telemetry import child, count
+from svc_serving.peer_owner import loopback_owner
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
+CLIENT_KEY = "svc.client_key"
+"""Where a request's guard key is kept in its ASGI scope once worked out."""
 
 
 class Via(StrEnum):
@@ -119,15 +122,38 @@ class Authenticator:
         self._configured_origin = origin_key(settings.webauthn_origin or "")
         self._trusted_proxies = settings.trusted_proxies
 
-    def client_address(self, connection: HTTPConnection) -> str:
-        peer = connection.scope.get("client")
-        return client_address(
+    def client_address(self, connection: HTTPConnection, *, lock_check: bool = False) -> str:
+        """The guard's key for the caller (client_ip.py); worked out once per request, since a
+        loopback peer's key asks the kernel who owns its socket. With `lock_check` (the key is
+        only looked up among the locked ones), a loopback peer's owner is not asked while no
+        loopback key is locked: it is unlocked whoever it is."""
+        scope = connection.scope
+        key = scope.get(CLIENT_KEY)
+        if isinstance(key, str):
+            return key
+        peer, local = scope.get("client"), scope.get("server")
+        skipped = False
+
+        def owner() -> int | None:
+            nonlocal skipped
+            if lock_check and not self.guard.has_loopback_locks:
+                skipped = True
+                return None
+            if not peer or not local or local[1] is None:
+                return None
+            return loopback_owner((peer[0], peer[1]), (local[0], local[1]))
+
+        key = client_address(
             peer[0] if peer else None,
-            forwarded_for_values(connection.scope.get("headers", [])),
+            forwarded_for_values(scope.get("headers", [])),
             trust_proxy=self.settings.trust_proxy,
             hops=self.settings.trusted_proxy_hops,
             trusted_proxies=self._trusted_proxies,
+            loopback_owner=owner,
         )
+        if not skipped:
+            scope[CLIENT_KEY] = key
+        return key
 
     def token_matches(self, presented: str) -> bool:
         # Digests have equal length whatever was presented, so the comparison time reveals nothing.
@@ -148,7 +174,7 @@ class Authenticator:
         if header_credential is None and not session_id and credential_optional:
             return Authentication(False, Via.NONE)
         if self.guard.has_locks:
-            self.refuse_if_locked(self.client_address(request))
+            self.refuse_if_locked(self.client_address(request, lock_check=True))
         if header_credential is not None:
             via, presented = header_credential
             if presented is not None and self.token_matches(presented):

@@ -75,6 +75,13 @@ def serve(
             f"no database at {settings.db_path}: check the path, or create one with "
             f"`svc-stub demo-data service --db {settings.db_path}`"
         )
+    from server_stub.service.storage import start_problem, use_wal
+
+    if problem := start_problem(settings.db_path):
+        raise _fail(problem)
+    if problem := use_wal(settings.db_path):
+        # Served all the same, in its rollback journal: readers may then wait on a write.
+        typer.echo(f"svc-stub: warning: {problem}", err=True)
     for warning in warnings:
         typer.echo(warning, err=True)
     from server_stub.telemetry import setup

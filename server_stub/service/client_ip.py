@@ -11,15 +11,23 @@ clients share one bucket: fail closed.
 The bucket of an IPv4 address is the address; the bucket of an IPv6 address is its /64, since one
 subscriber is routinely given a whole /64 and could otherwise spread guesses over 2**64 buckets.
 IPv4-mapped IPv6 addresses count as their IPv4 address.
+
+Loopback is not the operator: every local user, every SSH-tunnel client and the gateway arrive
+from 127.0.0.1. So the whole loopback range (127.0.0.0/8 and ::1) is one address, and a loopback
+peer is keyed by the local user that owns its socket (`loopback:uid=N`, asked of the kernel by
+`svc_serving.peer_owner`), so one user's wrong tokens lock only that user. When the owner cannot
+be known (the peer's socket is already gone), or for a loopback address a proxy forwarded, the key
+is `loopback`: one bucket for all of them, never a guessed user.
 """
 
 from __future__ import annotations
 
 import functools
 import ipaddress
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 FORWARDED_FOR = b"x-forwarded-for"
+LOOPBACK = "loopback"
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
@@ -69,13 +77,26 @@ def normalize_address(entry: str) -> str | None:
 
 @functools.lru_cache(maxsize=4096)
 def bucket_key(address: str) -> str:
-    """The guard's key for a normalised address: IPv4 as it is, IPv6 as its /64 network."""
-    if ":" not in address:
-        return address
+    """The guard's key for a normalised address: IPv4 as it is, IPv6 as its /64 network, the
+    loopback range as one."""
     try:
-        return str(ipaddress.IPv6Network((address, 64), strict=False))
+        parsed = ipaddress.ip_address(address)
     except ValueError:
         return address
+    if parsed.is_loopback:
+        return LOOPBACK
+    if parsed.version == 4:
+        return address
+    return str(ipaddress.IPv6Network((address, 64), strict=False))
+
+
+def is_loopback_key(key: str) -> bool:
+    return key == LOOPBACK or key.startswith(f"{LOOPBACK}:")
+
+
+def loopback_user(uid: int | None) -> str:
+    """The key of a loopback peer whose socket `uid` owns (None: not known)."""
+    return LOOPBACK if uid is None else f"{LOOPBACK}:uid={uid}"
 
 
 def _is_port_suffix(rest: str) -> bool:
@@ -96,16 +117,16 @@ def client_address(
     trust_proxy: bool,
     hops: int,
     trusted_proxies: tuple[IPNetwork, ...] | None = None,
+    loopback_owner: Callable[[], int | None] | None = None,
 ) -> str:
-    """The guard's bucket key for one request."""
-    peer_key = _peer_key(peer)
-    if not trust_proxy or not _is_trusted(peer, trusted_proxies):
-        return peer_key
-    chain = forwarded_chain(forwarded_for)
-    if hops < 1 or len(chain) < hops:
-        return peer_key
-    selected = normalize_address(chain[-hops])
-    return bucket_key(selected) if selected else peer_key
+    """The guard's bucket key for one request. `loopback_owner` names the uid that owns the
+    peer's socket; it is asked only when the peer is on loopback and its key is used."""
+    if trust_proxy and _is_trusted(peer, trusted_proxies):
+        chain = forwarded_chain(forwarded_for)
+        selected = normalize_address(chain[-hops]) if 1 <= hops <= len(chain) else None
+        if selected is not None:
+            return bucket_key(selected)
+    return _peer_key(peer, loopback_owner)
 
 
 def _is_trusted(peer: str | None, trusted_proxies: tuple[IPNetwork, ...] | None) -> bool:
@@ -118,13 +139,18 @@ def _is_trusted(peer: str | None, trusted_proxies: tuple[IPNetwork, ...] | None)
     return any(parsed in network for network in trusted_proxies)
 
 
-def _peer_key(peer: str | None) -> str:
+def _peer_key(peer: str | None, loopback_owner: Callable[[], int | None] | None) -> str:
     if not peer:
         return "unknown"
     # The peer comes from the socket, not from the client, so a non-IP value (a test client's
     # name, a unix socket) is still a fair, stable key.
     address = normalize_address(peer)
-    return bucket_key(address) if address else peer
+    if address is None:
+        return peer
+    key = bucket_key(address)
+    if key == LOOPBACK and loopback_owner is not None:
+        return loopback_user(loopback_owner())
+    return key
 
 
 def forwarded_for_values(raw_headers: Iterable[tuple[bytes, bytes]]) -> list[str]:

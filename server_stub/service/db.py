@@ -20,7 +20,6 @@ wait would stall every other request, `/health/live` included.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import time
@@ -32,9 +31,12 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from server_stub.http import PageRequest, encode_cursor
+from server_stub.service import shapes
+from server_stub.service.private_dir import within_own_files
+from server_stub.service.shapes import Row
+from server_stub.service.storage import STORAGE_FAULTS, StorageFault, classify
 from server_stub.telemetry import child
 
-Row = dict[str, Any]
 _T = TypeVar("_T")
 # Bounds the cache to a few MiB: at most this many results, each at most this many rows.
 MAX_CACHED_RESULTS = 64
@@ -65,6 +67,10 @@ WHERE s.id = 1
 
 class DatabaseUnavailable(Exception):
     """The database cannot be opened or read (missing, not SQLite, wrong schema, locked)."""
+
+    def __init__(self, reason: str, fault: StorageFault = StorageFault.UNREADABLE) -> None:
+        super().__init__(reason)
+        self.fault = fault
 
 
 @dataclass(frozen=True)
@@ -148,6 +154,11 @@ class ServiceDatabase:
                 )
             except sqlite3.Error as exc:
                 raise DatabaseUnavailable(type(exc).__name__) from None
+            try:
+                within_own_files(connection)
+            except sqlite3.Error as exc:
+                connection.close()
+                raise DatabaseUnavailable(type(exc).__name__) from None
             connection.row_factory = sqlite3.Row
             self._connection, self._identity = connection, identity
         return self._connection
@@ -160,7 +171,9 @@ class ServiceDatabase:
         except sqlite3.Error as exc:
             # A broken file stays broken for this handle; the next request opens afresh.
             self.close()
-            raise DatabaseUnavailable(type(exc).__name__) from None
+            fault = classify(exc)
+            STORAGE_FAULTS.record(fault, "reading")
+            raise DatabaseUnavailable(type(exc).__name__, fault) from None
 
     def is_ready(self) -> bool:
         try:
@@ -176,7 +189,7 @@ class ServiceDatabase:
         return self._cached("system", _system)
 
     def positions(self, page: PageRequest, *, symbol: str | None = None) -> PageOfRows:
-        return self._page("positions", "symbol", [("symbol = ?", symbol)], page, _position)
+        return self._page("positions", "symbol", [("symbol = ?", symbol)], page, shapes.position)
 
     def orders(
         self,
@@ -194,7 +207,7 @@ class ServiceDatabase:
             ("created_at >= ?", period.since),
             ("created_at < ?", period.until),
         ]
-        return self._page("orders", "created_at DESC, id DESC", conditions, page, _order)
+        return self._page("orders", "created_at DESC, id DESC", conditions, page, shapes.order)
 
     def fills(
         self,
@@ -212,15 +225,17 @@ class ServiceDatabase:
             ("executed_at >= ?", period.since),
             ("executed_at < ?", period.until),
         ]
-        return self._page("fills", "executed_at DESC, id DESC", conditions, page, _fill)
+        return self._page("fills", "executed_at DESC, id DESC", conditions, page, shapes.fill)
 
     def daily_pnl(self, page: PageRequest, *, period: TimeRange = TimeRange()) -> PageOfRows:
         conditions: list[Condition] = [("date >= ?", period.since), ("date < ?", period.until)]
-        return self._page("daily_pnl", "date DESC", conditions, page, _pnl)
+        return self._page("daily_pnl", "date DESC", conditions, page, shapes.pnl)
 
     def risk_limits(self, page: PageRequest, *, symbol: str | None = None) -> PageOfRows:
         order_by = "scope, COALESCE(symbol, ''), name"
-        return self._page("risk_limits", order_by, [("symbol = ?", symbol)], page, _risk_limit)
+        return self._page(
+            "risk_limits", order_by, [("symbol = ?", symbol)], page, shapes.risk_limit
+        )
 
     def events(
         self,
@@ -238,7 +253,7 @@ class ServiceDatabase:
             ("ts >= ?", period.since),
             ("ts < ?", period.until),
         ]
-        return self._page("events", "ts DESC, id DESC", conditions, page, _event)
+        return self._page("events", "ts DESC, id DESC", conditions, page, shapes.event)
 
     def intel(
         self,
@@ -254,7 +269,9 @@ class ServiceDatabase:
             ("received_at >= ?", period.since),
             ("received_at < ?", period.until),
         ]
-        return self._page("intel_inbox", "received_at DESC, id DESC", conditions, page, _intel)
+        return self._page(
+            "intel_inbox", "received_at DESC, id DESC", conditions, page, shapes.intel
+        )
 
     def _page(
         self,
@@ -312,128 +329,4 @@ def _system(connection: sqlite3.Connection) -> Row:
         "started_at": state["started_at"],
         "last_heartbeat_at": state["last_heartbeat_at"],
         "updated_at": state["updated_at"],
-    }
-
-
-def _position(row: sqlite3.Row) -> Row:
-    quantity = row["quantity"]
-    return {
-        "symbol": row["symbol"],
-        "side": "long" if quantity > 0 else "short",
-        "quantity": quantity,
-        "avg_price": row["avg_price"],
-        "mark_price": row["mark_price"],
-        "market_value": round(quantity * row["mark_price"], 2),
-        "unrealized_pnl": round(quantity * (row["mark_price"] - row["avg_price"]), 2),
-        "realized_pnl": row["realized_pnl"],
-        "opened_at": row["opened_at"],
-        "updated_at": row["updated_at"],
-    }
-
-
-def _order(row: sqlite3.Row) -> Row:
-    return {
-        "id": row["id"],
-        "client_order_id": row["client_order_id"],
-        "symbol": row["symbol"],
-        "side": row["side"],
-        "type": row["type"],
-        "time_in_force": row["time_in_force"],
-        "quantity": row["quantity"],
-        "limit_price": row["limit_price"],
-        "stop_price": row["stop_price"],
-        "status": row["status"],
-        "filled_quantity": row["filled_quantity"],
-        "remaining_quantity": round(row["quantity"] - row["filled_quantity"], 8)
-        if row["status"] in ("new", "partially_filled")
-        else 0.0,
-        "avg_fill_price": row["avg_fill_price"],
-        "reject_reason": row["reject_reason"],
-        "strategy": row["strategy"],
-        "created_at": row["created_at"],
-        "updated_at": row["updated_at"],
-    }
-
-
-def _fill(row: sqlite3.Row) -> Row:
-    return {
-        "id": row["id"],
-        "order_id": row["order_id"],
-        "symbol": row["symbol"],
-        "side": row["side"],
-        "quantity": row["quantity"],
-        "price": row["price"],
-        "notional": round(row["quantity"] * row["price"], 2),
-        "fee": row["fee"],
-        "liquidity": row["liquidity"],
-        "venue": row["venue"],
-        "executed_at": row["executed_at"],
-    }
-
-
-def _pnl(row: sqlite3.Row) -> Row:
-    return {
-        "date": row["date"],
-        "realized_pnl": row["realized_pnl"],
-        "unrealized_pnl": row["unrealized_pnl"],
-        "fees": row["fees"],
-        "net_pnl": row["net_pnl"],
-        "equity_close": row["equity_close"],
-        "trades": row["trades"],
-    }
-
-
-WARNING_UTILIZATION = 0.8
-
-
-def _risk_limit(row: sqlite3.Row) -> Row:
-    limit = row["limit_value"]
-    utilization = round(row["current_value"] / limit, 4) if limit else None
-    if utilization is None:
-        status = "ok"
-    elif utilization >= 1:
-        status = "breached"
-    elif utilization >= WARNING_UTILIZATION:
-        status = "warning"
-    else:
-        status = "ok"
-    return {
-        "name": row["name"],
-        "scope": row["scope"],
-        "symbol": row["symbol"],
-        "limit": limit,
-        "current": row["current_value"],
-        "unit": row["unit"],
-        "utilization": utilization,
-        "status": status,
-        "updated_at": row["updated_at"],
-    }
-
-
-def _event(row: sqlite3.Row) -> Row:
-    return {
-        "id": row["id"],
-        "ts": row["ts"],
-        "level": row["level"],
-        "kind": row["kind"],
-        "source": row["source"],
-        "symbol": row["symbol"],
-        "message": row["message"],
-    }
-
-
-def _intel(row: sqlite3.Row) -> Row:
-    try:
-        body: Any = json.loads(row["body"])
-    except ValueError:
-        body = row["body"]
-    return {
-        "id": row["id"],
-        "schema": row["schema"],
-        "source": row["source"],
-        "kind": row["kind"],
-        "issued_at": row["issued_at"],
-        "expires_at": row["expires_at"],
-        "received_at": row["received_at"],
-        "body": body,
     }

@@ -13,58 +13,26 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
+from server_stub.service.demo_account import Event, daemon_events, write_risk_limits
+from server_stub.service.demo_setting import (
+    DAEMON_VERSION,
+    DEMO_NOW,
+    DEMO_SEED,
+    FEE_PER_SHARE,
+    MIN_FEE,
+    OPEN_POSITIONS,
+    ORDER_DAYS,
+    PNL_DAYS,
+    REJECT_REASONS,
+    SESSION_OPEN,
+    SESSION_SECONDS,
+    STARTING_EQUITY,
+    STRATEGIES,
+    SYMBOLS,
+    VENUES,
+    DemoSymbol,
+)
 from server_stub.service.schema import create_schema, format_timestamp
-
-DEMO_NOW = datetime(2025, 6, 30, 20, 0, tzinfo=UTC)
-DEMO_SEED = 20250630
-PNL_DAYS = 90
-ORDER_DAYS = 30
-STARTING_EQUITY = 1_000_000.0
-DAEMON_VERSION = "1.8.3"
-SESSION_OPEN = time(13, 30)
-SESSION_SECONDS = int(6.5 * 3600)
-FEE_PER_SHARE = 0.0035
-MIN_FEE = 0.35
-VENUES = ("NASDAQ", "NYSE", "ARCA", "IEX", "BATS")
-STRATEGIES = ("mean_revert", "momentum", "pairs", "hedge")
-
-
-@dataclass(frozen=True)
-class DemoSymbol:
-    symbol: str
-    name: str
-    asset_class: str
-    exchange: str
-    last_price: float
-    annual_volatility: float
-    max_position: int
-    weight: float
-
-
-SYMBOLS = (
-    DemoSymbol("AAPL", "Apple Inc.", "equity", "NASDAQ", 205.17, 0.28, 1000, 0.25),
-    DemoSymbol("MSFT", "Microsoft Corp.", "equity", "NASDAQ", 497.41, 0.24, 500, 0.2),
-    DemoSymbol("NVDA", "NVIDIA Corp.", "equity", "NASDAQ", 157.99, 0.45, 250, 0.25),
-    DemoSymbol("SPY", "SPDR S&P 500 ETF Trust", "etf", "NYSE Arca", 617.85, 0.16, 600, 0.2),
-    DemoSymbol(
-        "TLT", "iShares 20+ Year Treasury Bond ETF", "etf", "NASDAQ", 88.24, 0.14, 2000, 0.1
-    ),
-)
-
-# symbol -> (signed quantity, days before now it was opened, avg price as a fraction of that close)
-OPEN_POSITIONS = {
-    "AAPL": (300, 19, 0.985),
-    "MSFT": (120, 9, 1.0),
-    "NVDA": (-200, 4, 1.012),
-    "SPY": (150, 29, 0.997),
-}
-
-REJECT_REASONS = (
-    "risk: max_order_notional would be exceeded",
-    "risk: max_position would be exceeded",
-    "broker: order price outside the limit-up/limit-down band",
-    "broker: symbol temporarily halted",
-)
 
 
 @dataclass(frozen=True)
@@ -129,7 +97,7 @@ class _DemoBuilder:
         self.rng = random.Random(DEMO_SEED)
         self.days = trading_days(DEMO_NOW.date(), PNL_DAYS)
         self.closes = {s.symbol: self._closes(s) for s in SYMBOLS}
-        self.events: list[tuple[str, str, str, str | None, str]] = []
+        self.events: list[Event] = []
         self.fills_per_day: dict[date, int] = {}
         self.largest_order_today = 0.0
         self.today_net = 0.0
@@ -143,8 +111,14 @@ class _DemoBuilder:
         net_exposure = sum(q * self.closes[s][-1] for s, q in positions.items())
         gross_exposure = sum(abs(q) * self.closes[s][-1] for s, q in positions.items())
         self._system_state(cash=round(equity - net_exposure, 2))
-        risk_limits = self._risk_limits(positions, gross_exposure, net_exposure, open_orders)
-        self._daemon_events()
+        risk_limits = write_risk_limits(
+            self.db,
+            self.events,
+            positions,
+            (gross_exposure, net_exposure),
+            (self.today_net, self.largest_order_today, open_orders),
+        )
+        daemon_events(self.events, self.rng, self.days)
         self.events.sort(key=lambda event: event[0])
         self.db.executemany(
             "INSERT INTO events (ts, level, kind, source, symbol, message)"
@@ -386,125 +360,5 @@ class _DemoBuilder:
                 "system_started",
                 None,
                 f"daemon {DAEMON_VERSION} started for account DEMO-001 (mode running)",
-            )
-        )
-
-    def _risk_limits(
-        self,
-        positions: dict[str, float],
-        gross_exposure: float,
-        net_exposure: float,
-        open_orders: int,
-    ) -> int:
-        now = format_timestamp(DEMO_NOW)
-        rows: list[tuple[str, str, str | None, float, float, str, str]] = [
-            ("max_daily_loss", "account", None, 25_000.0, max(0.0, -self.today_net), "USD", now),
-            (
-                "max_gross_exposure",
-                "account",
-                None,
-                400_000.0,
-                round(gross_exposure, 2),
-                "USD",
-                now,
-            ),
-            (
-                "max_net_exposure",
-                "account",
-                None,
-                250_000.0,
-                round(abs(net_exposure), 2),
-                "USD",
-                now,
-            ),
-            (
-                "max_order_notional",
-                "account",
-                None,
-                150_000.0,
-                round(self.largest_order_today, 2),
-                "USD",
-                now,
-            ),
-            ("max_open_orders", "account", None, 40.0, float(open_orders), "orders", now),
-        ]
-        for symbol in SYMBOLS:
-            current = abs(positions.get(symbol.symbol, 0.0))
-            rows.append(
-                (
-                    "max_position",
-                    "symbol",
-                    symbol.symbol,
-                    float(symbol.max_position),
-                    current,
-                    "shares",
-                    now,
-                )
-            )
-            if current / symbol.max_position >= 0.8:
-                self.events.append(
-                    (
-                        format_timestamp(DEMO_NOW - timedelta(minutes=42)),
-                        "warning",
-                        "risk_limit_warning",
-                        symbol.symbol,
-                        f"{symbol.symbol} position {current:g} is at"
-                        f" {current / symbol.max_position:.0%} of max_position"
-                        f" {symbol.max_position}",
-                    )
-                )
-        self.db.executemany("INSERT INTO risk_limits VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-        return len(rows)
-
-    def _daemon_events(self) -> None:
-        rng = self.rng
-        for day in self.days:
-            opening = datetime.combine(day, SESSION_OPEN, tzinfo=UTC)
-            closing = opening + timedelta(seconds=SESSION_SECONDS)
-            self.events.append(
-                (format_timestamp(opening), "info", "session_open", None, "regular session opened")
-            )
-            if closing <= DEMO_NOW:
-                self.events.append(
-                    (
-                        format_timestamp(closing),
-                        "info",
-                        "session_close",
-                        None,
-                        "regular session closed",
-                    )
-                )
-            if rng.random() < 0.08:
-                at = opening + timedelta(seconds=rng.randrange(SESSION_SECONDS))
-                symbol = rng.choice(SYMBOLS).symbol
-                gap = rng.randint(3, 40)
-                self.events.append(
-                    (
-                        format_timestamp(at),
-                        "warning",
-                        "market_data_gap",
-                        symbol,
-                        f"no quotes for {symbol} for {gap} s; quoting paused until recovery",
-                    )
-                )
-            if rng.random() < 0.05:
-                at = opening + timedelta(seconds=rng.randrange(SESSION_SECONDS))
-                self.events.append(
-                    (
-                        format_timestamp(at),
-                        "warning",
-                        "broker_reconnect",
-                        None,
-                        f"broker session dropped; reconnected after {rng.randint(1, 9)} s",
-                    )
-                )
-        late = datetime.combine(self.days[-3], time(16, 12, 7), tzinfo=UTC)
-        self.events.append(
-            (
-                format_timestamp(late),
-                "error",
-                "heartbeat_late",
-                None,
-                "heartbeat to the broker gateway missed for 12 s; orders held until restored",
             )
         )

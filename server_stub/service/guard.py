@@ -20,6 +20,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass
 
 from server_stub.http import Clock
+from server_stub.service.client_ip import is_loopback_key
 from server_stub.service.security_log import SecurityLog
 
 MAX_FAILURES = 8
@@ -67,11 +68,19 @@ class BruteForceGuard:
         self._counting: OrderedDict[str, tuple[float, ...]] = OrderedDict()
         # address -> unlock time; the lockout length is fixed, so insertion order is unlock order.
         self._locked: OrderedDict[str, float] = OrderedDict()
+        # How many of them are loopback keys (a local user's, or the shared `loopback`).
+        self._loopback_locked = 0
 
     @property
     def has_locks(self) -> bool:
         """False when no address is locked, so callers may skip resolving the client address."""
         return bool(self._locked)
+
+    @property
+    def has_loopback_locks(self) -> bool:
+        """False when no loopback key is locked, so callers may skip asking the kernel which local
+        user owns a loopback peer's socket just to find it unlocked."""
+        return self._loopback_locked > 0
 
     @property
     def tracked(self) -> int:
@@ -84,7 +93,7 @@ class BruteForceGuard:
             return None
         now = self._clock()
         if now >= locked_until:
-            del self._locked[address]
+            self._unlock(address)
             self.log.event("unlock", address, "lockout_expired")
             return None
         return whole_seconds_until(locked_until, now)
@@ -105,6 +114,7 @@ class BruteForceGuard:
             self._make_room()
             locked_until = now + self._lockout
             self._locked[address] = locked_until
+            self._loopback_locked += is_loopback_key(address)
             retry_after = whole_seconds_until(locked_until, now)
             self.log.event(
                 "lockout",
@@ -132,7 +142,7 @@ class BruteForceGuard:
             address, locked_until = next(iter(self._locked.items()))
             if now < locked_until:
                 break
-            del self._locked[address]
+            self._unlock(address)
             self.log.event("unlock", address, "lockout_expired")
         while self._counting:
             address, history = next(iter(self._counting.items()))
@@ -140,12 +150,17 @@ class BruteForceGuard:
                 break
             del self._counting[address]
 
+    def _unlock(self, address: str) -> None:
+        del self._locked[address]
+        self._loopback_locked -= is_loopback_key(address)
+
     def _make_room(self) -> None:
         while self.tracked >= self._max_tracked:
             if self._counting:
                 self._counting.popitem(last=False)
             else:
-                address, _ = self._locked.popitem(last=False)
+                address = next(iter(self._locked))
+                self._unlock(address)
                 self.log.event("lockout_evicted", address, "guard_table_full")
 
 

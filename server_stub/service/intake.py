@@ -18,18 +18,29 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from server_stub.http import ApiError, Clock
+from server_stub.http import ApiError, Clock, storage_unavailable
 from server_stub.intel.envelope import IntelRejected, verify
+from server_stub.service.private_dir import within_own_files
 from server_stub.service.schema import format_timestamp
+from server_stub.service.storage import (
+    STORAGE_FAULTS,
+    StorageFault,
+    classify,
+    corrupt,
+    still_failing,
+)
 from server_stub.telemetry import child
 
 WRITE_BUSY_SECONDS = 1.0
+"""The longest a submit waits for the write lock, in all; then 503 with Retry-After."""
+LASTING = frozenset({StorageFault.DISK_FULL, StorageFault.READ_ONLY, StorageFault.CORRUPT})
 
 
 @dataclass(frozen=True)
@@ -64,6 +75,8 @@ class IntelIntake:
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None
+        self.fault: StorageFault | None = None
+        """Why the last write failed, when its cause may last; None after a write succeeds."""
 
     def receive(self, document: Any) -> Receipt:
         if self.key is None:
@@ -89,12 +102,33 @@ class IntelIntake:
             json.dumps(envelope.body, ensure_ascii=False, separators=(",", ":")),
             envelope.sig,
         )
-        with self._lock, child("sqlite.insert", **{"db.system.name": "sqlite"}):
-            return self._store(row)
+        # One bound for the whole wait: for this process's other writers, then for SQLite's lock.
+        deadline = time.monotonic() + WRITE_BUSY_SECONDS
+        if not self._lock.acquire(timeout=WRITE_BUSY_SECONDS):
+            STORAGE_FAULTS.record(StorageFault.LOCKED, "writing intel")
+            raise storage_unavailable("the intel inbox is busy with other writes; retry shortly")
+        try:
+            with child("sqlite.insert", **{"db.system.name": "sqlite"}):
+                return self._store(row, deadline)
+        finally:
+            self._lock.release()
 
-    def _store(self, row: tuple[Any, ...]) -> Receipt:
+    def writable(self) -> bool:
+        """False while the last write failed for a cause that outlasts a retry (a full disk, lost
+        write access, corruption) and a look at that cause says it still holds."""
+        fault = self.fault
+        if fault is None or self.db_path is None:
+            return True
+        if still_failing(fault, self.db_path):
+            return False
+        self.fault = None
+        return True
+
+    def _store(self, row: tuple[Any, ...], deadline: float) -> Receipt:
         try:
             connection = self._writer()
+            left_ms = max(int((deadline - time.monotonic()) * 1000), 0)
+            connection.execute(f"PRAGMA busy_timeout = {left_ms}")
             with connection:  # one transaction: insert, or read what holds the id
                 inserted = connection.execute(
                     "INSERT INTO intel_inbox (id, schema, source, kind, issued_at, expires_at, "
@@ -103,15 +137,21 @@ class IntelIntake:
                     row,
                 ).rowcount
                 if inserted:
+                    self.fault = None
                     return Receipt(id=row[0], duplicate=False, received_at=row[6])
                 held = connection.execute(
                     "SELECT sig, received_at FROM intel_inbox WHERE id = ?", (row[0],)
                 ).fetchone()
-        except sqlite3.Error:
+        except sqlite3.Error as exc:
             self._close()
-            raise ApiError(
-                503, "unavailable", "the intel inbox cannot be written right now"
-            ) from None
+            fault = classify(exc)
+            STORAGE_FAULTS.record(fault, "writing intel")
+            if fault in LASTING:
+                self.fault = fault
+            if fault is StorageFault.CORRUPT:
+                raise corrupt() from None
+            raise storage_unavailable("the intel inbox cannot be written right now") from None
+        self.fault = None
         if held is not None and hmac.compare_digest(str(held[0]), str(row[8])):
             return Receipt(id=row[0], duplicate=True, received_at=str(held[1]))
         raise ApiError(409, "conflict", "an envelope with this id and other content exists")
@@ -136,6 +176,7 @@ class IntelIntake:
                 check_same_thread=False,
                 isolation_level="IMMEDIATE",
             )
+            within_own_files(self._connection)
             self._identity = identity
         return self._connection
 

@@ -36,7 +36,7 @@ from server_stub.service.sessions import SESSION_COOKIE
 
 PROBE = {400, 413, 414, 431}
 COMMON = {*PROBE, 421}
-DATA = {*COMMON, 401, 429, 503}
+DATA = {*COMMON, 401, 429, 500, 503}
 OPEN: list[SecurityRequirement] = []
 
 SYSTEM = record(

@@ -1,11 +1,13 @@
-"""The registered passkeys, kept in `<db_path>.webauthn` next to the database.
+"""The registered passkeys, kept in `<db_path>.private/webauthn.json` beside the database.
 
 The file is one JSON document (`"format": "svc.webauthn.v1"`): the operator's WebAuthn user handle
 and each passkey's credential id, COSE public key, sign counter, RP id, label and times (binary
 values unpadded base64url). Every change writes a complete new file atomically and mode 0600
 (`write_json_atomically`); the copy in memory changes only after the file did, so a failed write
 changes nothing. It is the server's only file write besides the intel intake; the database itself
-stays read-only.
+stays read-only. The file and its temporary one live in the service's private folder
+(`server_stub.service.private_dir`), the one folder it may create files in once confined; a
+`<db_path>.webauthn` of an earlier version is moved there at start.
 
 A file that cannot be read or is not a valid document stops start-up (`PasskeyFileCorrupt`, a
 `StartupRefused`) and is left untouched: replacing it would silently forget every passkey.
@@ -14,6 +16,7 @@ A file that cannot be read or is not a valid document stops start-up (`PasskeyFi
 from __future__ import annotations
 
 import binascii
+import os
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
@@ -21,6 +24,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from webauthn.helpers import base64url_to_bytes, bytes_to_base64url, generate_user_handle
 
 from server_stub.files import write_json_atomically
+from server_stub.service.private_dir import make_private_dir, private_dir
 from server_stub.service.settings import StartupRefused
 
 FILE_FORMAT: Final = "svc.webauthn.v1"
@@ -78,7 +82,18 @@ class _PasskeyFile(BaseModel):
 
 
 def passkey_file(db_path: Path) -> Path:
-    return db_path.with_name(db_path.name + ".webauthn")
+    return private_dir(db_path) / "webauthn.json"
+
+
+def open_passkey_store(db_path: Path) -> PasskeyStore:
+    """The store of the database at `db_path`, its private folder made (StartupRefused when it
+    cannot be used), the file of an earlier version moved into it."""
+    make_private_dir(db_path)
+    path = passkey_file(db_path)
+    earlier = db_path.with_name(db_path.name + ".webauthn")
+    if earlier.is_file() and not earlier.is_symlink() and not path.exists():
+        os.replace(earlier, path)
+    return PasskeyStore(path)
 
 
 class PasskeyStore:

@@ -7,14 +7,16 @@ Routes, all under PREFIX:
   lockout and the sender's own allowance (`Authenticator.admit_login_options`), the login the
   lockout and the login flood limit (`Authenticator.admit_login`); a bad assertion is a counted
   failure (`failed_credential`), a good one clears the address's counter and sets `svc_session`
-  exactly like the token login (`complete_login`);
+  exactly like the token login (`complete_login`). An assertion over a challenge that is unknown,
+  expired or used is a 400 and no failure: it could not have verified, and the challenge may
+  have been lost to a flood;
 - `GET credentials`, `DELETE credentials/{id}`: the registered passkeys, without key material.
 
 The relying party comes from `RelyingPartyResolver`, the challenges from `ChallengeStore` (single
 use, expiring, bound to the browser that asked: a registration's to its session, a login's to a
 random nonce in the `svc_passkey_login` cookie set with the options), the passkeys from
-`PasskeyStore` (`<db_path>.webauthn`). User presence is always required; user verification is
-preferred, not required (the token alone is one factor too). The
+`PasskeyStore` (`<db_path>.private/webauthn.json`). User presence is always required; user
+verification is preferred, not required (the token alone is one factor too). The
 sign counter follows the WebAuthn rule as py_webauthn applies it: 0 stays allowed for authenticators
 that keep no counter, otherwise it must grow.
 """
@@ -51,15 +53,23 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
-from server_stub.http import ApiError, Clock, ok, read_json_object, require_json
-from server_stub.service.auth import Authenticator, Via
-from server_stub.service.challenges import Ceremony, ChallengeStore
+from server_stub.http import (
+    ApiError,
+    Clock,
+    ok,
+    read_json_object,
+    require_json,
+    storage_unavailable,
+)
+from server_stub.service.auth import Authenticator, Via, rate_limited
+from server_stub.service.challenges import Ceremony, ChallengeStore, ChallengeTableFull, Redeemed
+from server_stub.service.guard import LoginRefused
 from server_stub.service.passkey_store import (
     MAX_LABEL_LENGTH,
     MAX_PASSKEYS,
     Passkey,
     PasskeyStore,
-    passkey_file,
+    open_passkey_store,
 )
 from server_stub.service.query import QueryReader, bad_request
 from server_stub.service.relying_party import RelyingParty, RelyingPartyResolver
@@ -106,9 +116,9 @@ class PasskeyRoutes:
         """Loads the passkey file; raises StartupRefused for an unusable file or setting."""
         return cls(
             authenticator,
-            PasskeyStore(passkey_file(settings.db_path)) if settings.db_path else None,
+            open_passkey_store(settings.db_path) if settings.db_path else None,
             RelyingPartyResolver(settings.webauthn_rp_id, settings.webauthn_origin),
-            ChallengeStore(clock),
+            ChallengeStore(clock, log=authenticator.log),
             wall_clock,
         )
 
@@ -133,13 +143,18 @@ class PasskeyRoutes:
         # options are charged to the sender alone: they carry no credential, so they must not
         # spend the login budget everyone shares.
         party = self._party(request)
-        self.auth.admit_login_options(self.auth.client_address(request))
+        client = self.auth.client_address(request)
+        self.auth.admit_login_options(client)
         # The challenge belongs to this browser: the login must come with the same nonce cookie,
         # so a challenge handed to (or phished from) one browser is useless in another.
         nonce = secrets.token_urlsafe(32)
+        try:
+            challenge = self.challenges.issue_login(nonce, client)
+        except ChallengeTableFull as full:
+            raise rate_limited(LoginRefused(full.retry_after, by_address=False)) from None
         options = generate_authentication_options(
             rp_id=party.rp_id,
-            challenge=self.challenges.issue(Ceremony.LOGIN, nonce),
+            challenge=challenge,
             timeout=self._timeout_ms,
             # Discoverable credentials: the browser offers the passkeys it holds for this RP, so
             # strangers learn nothing about which ones are registered.
@@ -166,13 +181,20 @@ class PasskeyRoutes:
             credential = _parse(parse_authentication_credential_json, body["credential"])
         except ApiError as error:
             raise self.auth.malformed_login(client, Via.PASSKEY, error) from None
-        challenge = self._redeem(
+        challenge, redeemed = self._redeem(
             credential.response.client_data_json,
             Ceremony.LOGIN,
             request.cookies.get(LOGIN_NONCE_COOKIE),
         )
+        if redeemed is Redeemed.MISSING:
+            # Nothing presented could have verified (and a stranger may have made it so): no
+            # failed credential.
+            raise bad_request(
+                "this login's challenge is unknown, expired or already used; start the passkey "
+                "login again"
+            )
         passkey = store.find(bytes_to_base64url(credential.raw_id))
-        if challenge is None or passkey is None:
+        if redeemed is not Redeemed.VALID or passkey is None:
             raise self.auth.failed_credential(client, Via.PASSKEY)
         try:
             verified = verify_authentication_response(
@@ -214,7 +236,7 @@ class PasskeyRoutes:
             rp_name=RP_NAME,
             user_name=USER_NAME,
             user_id=store.user_handle,
-            challenge=self.challenges.issue(Ceremony.REGISTER, _session_id(request)),
+            challenge=self.challenges.issue_registration(_session_id(request)),
             timeout=self._timeout_ms,
             authenticator_selection=AuthenticatorSelectionCriteria(
                 resident_key=ResidentKeyRequirement.REQUIRED,
@@ -236,10 +258,10 @@ class PasskeyRoutes:
         body = await read_json_object(request, required={"credential", "label"})
         label = _label(body["label"], default=f"Passkey {len(store) + 1}")
         credential = _parse(parse_registration_credential_json, body["credential"])
-        challenge = self._redeem(
+        challenge, redeemed = self._redeem(
             credential.response.client_data_json, Ceremony.REGISTER, _session_id(request)
         )
-        if challenge is None:
+        if redeemed is not Redeemed.VALID:
             raise bad_request(
                 "this registration's challenge is unknown, expired or already used; start again"
             )
@@ -322,14 +344,14 @@ class PasskeyRoutes:
 
     def _redeem(
         self, client_data_json: bytes, ceremony: Ceremony, holder: str | None
-    ) -> bytes | None:
-        """The challenge the client data names, when it was issued for `ceremony` to `holder`
-        and is live."""
+    ) -> tuple[bytes, Redeemed]:
+        """The challenge the client data names, and whether it was issued for `ceremony` to
+        `holder` and is live."""
         try:
             challenge = parse_client_data_json(client_data_json).challenge
         except BAD_INPUT:
-            return None
-        return challenge if self.challenges.redeem(challenge, ceremony, holder) else None
+            return b"", Redeemed.MISSING
+        return challenge, self.challenges.redeem(challenge, ceremony, holder)
 
     def _now(self) -> str:
         return format_timestamp(datetime.fromtimestamp(self._wall_clock(), UTC))
@@ -368,6 +390,6 @@ def _storing(change: Callable[[], T]) -> T:
     try:
         return change()
     except OSError:
-        raise ApiError(
-            503, "unavailable", "the passkey file cannot be written right now; nothing was changed"
+        raise storage_unavailable(
+            "the passkey file cannot be written right now; nothing was changed"
         ) from None

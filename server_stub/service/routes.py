@@ -19,12 +19,14 @@ from server_stub.http import (
     ok,
     read_json_object,
     require_json,
+    storage_unavailable,
 )
 from server_stub.service.auth import Authenticator, Via
 from server_stub.service.db import DatabaseUnavailable, PageOfRows, ServiceDatabase
 from server_stub.service.intake import IntelIntake, parse_envelope
 from server_stub.service.query import IDENTIFIER, PAGING, QueryReader, bad_request
 from server_stub.service.sessions import SESSION_COOKIE
+from server_stub.service.storage import StorageFault, corrupt
 
 ORDER_STATUSES = ("new", "partially_filled", "filled", "cancelled", "rejected")
 OPEN_ORDER_STATUSES = ("new", "partially_filled")
@@ -46,7 +48,7 @@ PAGE_HEADERS = {
 
 
 def unavailable() -> ApiError:
-    return ApiError(503, "unavailable", "the service database cannot be read right now")
+    return storage_unavailable("the service database cannot be read right now")
 
 
 # The dashboard's files under /static/ (ES modules and the style sheet), read once at start.
@@ -123,7 +125,8 @@ class ServiceRoutes:
         return self._live
 
     async def ready(self, request: Request) -> Response:
-        if not self.db.is_ready():
+        # Ready only when the service can answer both reads and writes.
+        if not self.db.is_ready() or not self.intake.writable():
             raise unavailable()
         return ok({"status": "ready"})
 
@@ -256,8 +259,8 @@ class ServiceRoutes:
     def _read(self, read: Callable[[], Any]) -> Any:
         try:
             return read()
-        except DatabaseUnavailable:
-            raise unavailable() from None
+        except DatabaseUnavailable as exc:
+            raise (corrupt() if exc.fault is StorageFault.CORRUPT else unavailable()) from None
 
     def _page(self, read: Callable[[], PageOfRows]) -> Response:
         page: PageOfRows = self._read(read)

@@ -22,8 +22,10 @@ from collections import OrderedDict
 from server_stub.http import Clock
 
 security_log = logging.getLogger("server_stub.security")
-_WARNINGS = frozenset({"lockout", "flood_limit", "lockout_evicted"})
-REPEATABLE = frozenset({"auth_failure", "origin_refused", "login_limit", "options_limit"})
+_WARNINGS = frozenset({"lockout", "flood_limit", "lockout_evicted", "challenge_flood"})
+REPEATABLE = frozenset(
+    {"auth_failure", "origin_refused", "login_limit", "options_limit", "challenge_flood"}
+)
 """Events a client can cause at will, with no credential; every other event is always written."""
 REPEAT_WINDOW_SECONDS = 15 * 60
 MAX_REPEAT_KEYS = 10_000

@@ -10,7 +10,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from server_stub.hosts import host_names
 from server_stub.intel.envelope import key_bytes
 from server_stub.service.client_ip import IPNetwork, proxy_networks
-from svc_serving.bounded import is_loopback
+from svc_serving.loopback import is_loopback
 from svc_serving.secrets_check import guessable
 
 MIN_TOKEN_LENGTH = 24

@@ -3,7 +3,7 @@
 They give each tool its output schema and check every payload before it reaches a caller. Field
 names are snake_case in Python and camelCase on the wire. Unknown fields are allowed (the portal
 may add some), but a field whose name says it holds a secret is refused
-(`svc_client.records.SecretFreeRecord`).
+(`svc_mcp.core.records.SecretFreeRecord`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
-from svc_client.records import SecretFreeRecord, refuse_secret_fields
+from svc_mcp.core.records import SecretFreeRecord, refuse_secret_fields
 
 Timestamp = AwareDatetime
 Role = Literal["reader", "maintainer", "auditor"]

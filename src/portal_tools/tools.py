@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from svc_client.backends import PORTAL
-from svc_client.lazy_import import lazy_module
-from svc_client.toolspec import RecordModel, ToolSpec, read_tool
+from svc_mcp.core.backends import PORTAL
+from svc_mcp.core.lazy_import import lazy_module
+from svc_mcp.core.toolspec import RecordModel, ToolSpec, read_tool
 
 if TYPE_CHECKING:
     from portal_tools import models

@@ -1,3 +1,3 @@
-from svc_mcp.cli import main
+from svc_mcp.cli.main import main
 
 main()

@@ -1,11 +1,19 @@
-"""uvicorn's httptools protocol, bounded in time, bytes and connections, and the loopback check.
+"""uvicorn's httptools protocol, bounded in time, bytes and connections.
 
 What a client can hold on a server is bounded here, the same for the stubs and the gateway:
 - a request head over MAX_HEAD_BYTES is answered 431 and the connection closed;
 - a request head not complete within `head_timeout` seconds of its connection or of its first
   byte is closed (uvicorn's keep-alive timer only runs between requests);
-- at most `max_connections` connections are open, at most `max_per_address` from one client
-  address (an IPv6 /64); the excess is answered 503 and closed at once, never queued;
+- a request body not complete within `body_timeout` seconds of its head is answered 408 (or cut,
+  when its response has begun) and closed;
+- a connection is closed `idle_timeout` seconds after its last response unless a new request head
+  has begun: bytes that begin none (the rest of a body the response did not wait for, blank lines)
+  do not move this deadline, where any byte cancels uvicorn's keep-alive timer;
+- at most `max_connections` connections are open, at most `max_per_address` under one peer key
+  (`peer_key`: the client address, an IPv6 /64); at a cap the oldest connection that has not yet
+  sent a complete request head makes way (answered 503 and closed), and only when there is none
+  is the new one answered 503 and closed, never queued (svc_serving.admission: counted as
+  connections open and close, so admitting one costs the same however many are open);
 - a repeated `Host` or `Authorization` header is answered 400 (which one counts would be a guess
   the next hop may make differently).
 
@@ -17,124 +25,23 @@ relies on, and pyproject.toml pins uvicorn to the releases those tests ran on.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import math
-import os
-import resource
-from collections.abc import Mapping
-from dataclasses import dataclass
+import weakref
 from typing import Any
 
 from starlette.types import Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from svc_serving.admission import ConnectionTable, address_key
+from svc_serving.limits import ConnectionLimits
+
 MAX_HEAD_BYTES = 64 * 1024
 """The most of a request head (request line and headers) a connection may send. Larger than the
 stubs' header limit (server_stub.stack), so that a head between the two gets its 431 envelope from
 the app; small enough to bound memory per connection."""
-MAX_HEAD_TIMEOUT_SECONDS = 10.0
-FILE_RESERVE = 128
-"""Descriptors kept free below the file limit for everything that is not a client connection
-(listening sockets, the database, log files, outgoing connections to backends)."""
 UNIQUE_HEADERS = (b"host", b"authorization")
 REFUSAL_LOG_SECONDS = 60.0
-
-HEAD_TIMEOUT_VARIABLE = "SVC_HTTP_HEAD_TIMEOUT"
-MAX_CONNECTIONS_VARIABLE = "SVC_HTTP_MAX_CONNECTIONS"
-MAX_PER_ADDRESS_VARIABLE = "SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS"
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-@dataclass(frozen=True)
-class ConnectionLimits:
-    head_timeout: float = 5.0
-    max_connections: int = 4096
-    max_per_address: int = 256
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] = os.environ) -> ConnectionLimits:
-        """The limits, from SVC_HTTP_* where set; ValueError names a variable that is wrong."""
-        defaults = cls()
-        timeout_text = environ.get(HEAD_TIMEOUT_VARIABLE, "").strip()
-        try:
-            head_timeout = float(timeout_text) if timeout_text else defaults.head_timeout
-        except ValueError:
-            head_timeout = -1.0
-        if not 0 < head_timeout <= MAX_HEAD_TIMEOUT_SECONDS:
-            raise ValueError(
-                f"{HEAD_TIMEOUT_VARIABLE} must be seconds above 0, at most "
-                f"{MAX_HEAD_TIMEOUT_SECONDS:g}"
-            )
-        return cls(
-            head_timeout=head_timeout,
-            max_connections=_count(environ, MAX_CONNECTIONS_VARIABLE, defaults.max_connections),
-            max_per_address=_count(environ, MAX_PER_ADDRESS_VARIABLE, defaults.max_per_address),
-        )
-
-    def within_file_limit(self, open_files: int) -> ConnectionLimits:
-        """These limits with the total kept FILE_RESERVE below `open_files`."""
-        total = max(1, min(self.max_connections, open_files - FILE_RESERVE))
-        return ConnectionLimits(self.head_timeout, total, min(self.max_per_address, total))
-
-
-def _count(environ: Mapping[str, str], name: str, default: int) -> int:
-    text = environ.get(name, "").strip()
-    if not text:
-        return default
-    if not (text.isascii() and text.isdigit() and 0 < int(text) < 10**7):
-        raise ValueError(f"{name} must be a whole number of connections above 0")
-    return int(text)
-
-
-def raise_file_limit() -> int:
-    """Raises this process's soft limit of open files to its hard limit; returns the new soft
-    limit. Servers call it at start, so the connection cap, not the file limit, is what a flood
-    of connections meets first."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard == resource.RLIM_INFINITY or soft == resource.RLIM_INFINITY:
-        # Not every kernel takes "infinity" as a soft limit; a large finite one does.
-        target = max(soft, 1 << 20) if hard == resource.RLIM_INFINITY else hard
-    else:
-        target = hard
-    if soft != resource.RLIM_INFINITY and soft < target:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-        except (ValueError, OSError):
-            return soft
-        return target
-    return soft
-
-
-def serving_limits(environ: Mapping[str, str] = os.environ) -> ConnectionLimits:
-    """What a server starts with: the file limit raised, the SVC_HTTP_* limits below it.
-    ValueError for a bad SVC_HTTP_* value."""
-    limits = ConnectionLimits.from_env(environ)
-    return limits.within_file_limit(raise_file_limit())
-
-
-def address_key(client: tuple[str, int] | None) -> str:
-    """The key connections are counted under: the IPv4 address, the IPv6 /64 (one subscriber
-    is given a whole /64), or "local" for a Unix socket."""
-    if not client:
-        return "local"
-    try:
-        address = ipaddress.ip_address(client[0])
-    except ValueError:
-        return client[0]
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ipaddress.IPv6Network((address, 64), strict=False))
-    return str(address)
 
 
 def raw_response(status: int, reason: str, body: dict[str, Any]) -> bytes:
@@ -154,6 +61,20 @@ def error_body(code: str, message: str) -> dict[str, Any]:
     return {"error": code, "message": message}
 
 
+HEAD, BODY, IDLE = "head", "body", "idle"
+"""What a connection's one deadline is waiting for."""
+EVICTED = "closed the oldest connection that had sent no complete request, to admit a new one"
+MADE_WAY = (
+    "the server is at its connection cap and closed this connection, which had sent no complete "
+    "request, for a newer one; retry"
+)
+
+_TABLES: weakref.WeakKeyDictionary[object, ConnectionTable[BoundedHttpTools]] = (
+    weakref.WeakKeyDictionary()
+)
+"""One table per uvicorn server (its `server_state`, shared by all its connections)."""
+
+
 class BoundedHttpTools(HttpToolsProtocol):
     """uvicorn's httptools protocol with the bounds of the module docstring, and whitespace
     around header values trimmed as h11 does. A server subclasses it with its own `limits`
@@ -166,12 +87,18 @@ class BoundedHttpTools(HttpToolsProtocol):
 
     httptools also keeps the whitespace after a header value, which RFC 9110 (5.5) excludes from
     the value: `X-API-Token: <token> ` would otherwise be a wrong token.
+
+    Each connection has one deadline at a time: the head's (from the connection, or from a new
+    request's first byte), the body's (from the head, set once the head has been read and the body
+    has not), or the idle one (from the last response). Only the start of a new request head moves
+    it; no other byte does, so a trickle cannot keep a connection.
     """
 
     limits = ConnectionLimits()
     error_body = staticmethod(error_body)
     head_too_large = f"request head exceeds {MAX_HEAD_BYTES} bytes"
-    # Refused connections, logged at most once per REFUSAL_LOG_SECONDS whatever a flood sends.
+    # Refused and displaced connections, logged at most once per REFUSAL_LOG_SECONDS whatever a
+    # flood sends.
     _refused_since_log = 0
     _refusal_logged_at = -math.inf
 
@@ -179,29 +106,50 @@ class BoundedHttpTools(HttpToolsProtocol):
         super().__init__(*args, **kwargs)
         self._head_bytes = 0
         self._reading_head = False
-        self._head_timer: asyncio.TimerHandle | None = None
+        self._reading_body = False
+        self._sent_a_request = False
+        self._waiting_for: str | None = None
+        self._deadline_at = math.inf
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = math.inf
+        table = _TABLES.get(self.server_state)
+        if table is None:
+            table = _TABLES[self.server_state] = ConnectionTable()
+        self._table = table
+
+    def peer_key(self) -> str:
+        """The key this connection is counted under for `max_per_address`."""
+        return address_key(self.client)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        refusal = self._over_connection_limit()
-        if refusal is not None:
-            self._log_refusal(refusal)
-            self._answer_and_close(503, "Service Unavailable", "too_many_connections", refusal)
+        admission = self._table.admit(
+            self,
+            self.peer_key(),
+            max_total=self.limits.max_connections,
+            max_per_key=self.limits.max_per_address,
+        )
+        for older in admission.evicted:
+            self._log_refusal(EVICTED)
+            older._answer_and_close(503, "Service Unavailable", "too_many_connections", MADE_WAY)
+        if admission.refusal is not None:
+            self._log_refusal(admission.refusal)
+            self._answer_and_close(
+                503, "Service Unavailable", "too_many_connections", admission.refusal
+            )
             return
-        self._start_head_timer()
+        self._arm(HEAD, self.limits.head_timeout)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._stop_head_timer()
+        self._stop_timer()
+        self._table.discard(self)
         super().connection_lost(exc)
 
-    def _over_connection_limit(self) -> str | None:
-        if len(self.connections) > self.limits.max_connections:
-            return "the server has as many connections open as it takes; retry shortly"
-        key = address_key(self.client)
-        same = sum(1 for other in self.connections if address_key(_client(other)) == key)
-        if same > self.limits.max_per_address:
-            return "this address has as many connections open as it may; close some first"
-        return None
+    def handle_websocket_upgrade(self) -> None:
+        # The connection leaves uvicorn's count here, and this protocol never sees it close.
+        self._stop_timer()
+        self._table.discard(self)
+        super().handle_websocket_upgrade()
 
     def _log_refusal(self, reason: str) -> None:
         counts = type(self)
@@ -209,7 +157,7 @@ class BoundedHttpTools(HttpToolsProtocol):
         now = self.loop.time()
         if now - counts._refusal_logged_at >= REFUSAL_LOG_SECONDS:
             self.logger.warning(
-                "refused %d connection(s) since the last such line; the latest: %s",
+                "refused or closed %d connection(s) since the last such line; the latest: %s",
                 counts._refused_since_log,
                 reason,
             )
@@ -220,34 +168,73 @@ class BoundedHttpTools(HttpToolsProtocol):
         self.transport.write(raw_response(status, reason, self.error_body(code, message)))
         self.transport.close()
 
-    def _start_head_timer(self) -> None:
-        if self._head_timer is None:
-            self._head_timer = self.loop.call_later(self.limits.head_timeout, self._head_too_slow)
+    # The deadline is a time and what it waits for; one timer per connection checks it. Moving the
+    # deadline later (every request does) costs no timer: the timer, when it fires early, waits
+    # again for what is left. Only a deadline earlier than the timer reschedules it.
+    def _arm(self, waiting_for: str, seconds: float) -> None:
+        self._waiting_for = waiting_for
+        self._deadline_at = deadline = self.loop.time() + seconds
+        if self._timer is None or deadline < self._timer_at:
+            self._schedule(deadline)
 
-    def _stop_head_timer(self) -> None:
-        if self._head_timer is not None:
-            self._head_timer.cancel()
-            self._head_timer = None
+    def _disarm(self) -> None:
+        self._waiting_for = None
 
-    def _head_too_slow(self) -> None:
-        self._head_timer = None
-        if not self.transport.is_closing() and (self.cycle is None or self.cycle.response_complete):
-            # No request is being answered: nothing is lost by closing, and a half-sent head
-            # must not keep its connection (and a file) forever.
+    def _schedule(self, when: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_at = when
+        self._timer = self.loop.call_at(when, self._deadline_passed)
+
+    def _stop_timer(self) -> None:
+        self._waiting_for = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _deadline_passed(self) -> None:
+        self._timer = None
+        waiting_for = self._waiting_for
+        if waiting_for is None or self.transport.is_closing():
+            return
+        if self.loop.time() < self._deadline_at:
+            self._schedule(self._deadline_at)
+            return
+        self._waiting_for = None
+        if waiting_for == BODY:
+            # The app is waiting for this body; closing ends its wait (http.disconnect).
+            if not self.cycle.response_started:
+                self.logger.warning("closed a request whose body did not arrive in time")
+                self._answer_and_close(
+                    408,
+                    "Request Timeout",
+                    "request_timeout",
+                    f"the request body did not arrive within {self.limits.body_timeout:g} s",
+                )
+            else:
+                self.transport.close()
+        elif self.cycle is None or self.cycle.response_complete:
+            # No request is being answered: nothing is lost by closing, and a half-sent head or
+            # an idle connection must not keep its file forever.
             self.transport.close()
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self._reading_head = True
         self._head_bytes = 0
-        self._start_head_timer()
+        if self._waiting_for != HEAD:  # the first head's deadline runs from the connection
+            self._arm(HEAD, self.limits.head_timeout)
 
     def on_header(self, name: bytes, value: bytes) -> None:
         super().on_header(name, value.strip(b" \t"))
 
     def on_headers_complete(self) -> None:
         self._reading_head = False
-        self._stop_head_timer()
+        self._reading_body = True
+        self._disarm()
+        if not self._sent_a_request:
+            self._sent_a_request = True
+            self._table.sent_a_request(self)
         repeated = _repeated(self.headers)
         if repeated is None:
             super().on_headers_complete()
@@ -261,13 +248,40 @@ class BoundedHttpTools(HttpToolsProtocol):
         finally:
             self.app = app
 
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._reading_body = False
+        if self._waiting_for == BODY:
+            self._disarm()
+
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        self._stop_head_timer()
+        if self.transport.is_closing():
+            return
+        if self._reading_head:
+            # The next head began while this response was under way: its deadline, if it passed
+            # meanwhile, starts again.
+            if self._waiting_for is None:
+                self._arm(HEAD, self.limits.head_timeout)
+        elif self.cycle.response_complete:
+            # Nothing is being answered: the idle deadline, which the rest of a body the app did
+            # not wait for cannot move.
+            self._arm(IDLE, self.limits.idle_timeout)
+        elif self._reading_body:
+            # A pipelined request now runs, its body still to come.
+            self._arm(BODY, self.limits.body_timeout)
+        else:
+            self._disarm()
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        if not self._reading_head or self.transport.is_closing():
+        if self.transport.is_closing():
+            return
+        if self._reading_body:
+            if self._waiting_for is None and not self.pipeline:
+                self._arm(BODY, self.limits.body_timeout)
+            return
+        if not self._reading_head:
             return
         self._head_bytes += len(data)
         if self._head_bytes > MAX_HEAD_BYTES:
@@ -278,11 +292,6 @@ class BoundedHttpTools(HttpToolsProtocol):
                 "headers_too_large",
                 self.head_too_large,
             )
-
-
-def _client(protocol: object) -> tuple[str, int] | None:
-    client = getattr(protocol, "client", None)
-    return client if isinstance(client, tuple) else None
 
 
 def _repeated(headers: list[tuple[bytes, bytes]]) -> str | None:
@@ -321,3 +330,60 @@ def bounded_protocol(
 ) -> type[BoundedHttpTools]:
     """`base` with these limits: what a server passes to uvicorn as its `http` class."""
     return type(base.__name__, (base,), {"limits": limits})
+
+
+class HeadWithBody:
+    """A transport for one response that sends its head with the first piece of its body: one
+    write, so one system call and one packet, where uvicorn writes them one by one. Whatever
+    else the response does (close, or completing without a body, as HEAD does) sends the held
+    head first. For servers that answer with whole bodies, never a stream, so nothing waits on
+    a head."""
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self._transport = transport
+        self._held: bytes | None = None
+        self._sent_head = False
+
+    def write(self, data: bytes) -> None:
+        if not self._sent_head and self._held is None:
+            self._held = data
+            return
+        if self._held is not None:
+            data, self._held = self._held + data, None
+        self._sent_head = True
+        self._transport.write(data)
+
+    def flush(self) -> None:
+        if self._held is not None:
+            held, self._held = self._held, None
+            self._sent_head = True
+            self._transport.write(held)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+class OneWriteHttpTools(BoundedHttpTools):
+    """BoundedHttpTools writing each response's head with its body (HeadWithBody), by giving
+    uvicorn's request cycle that transport and flushing it when the response completes."""
+
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        cycle = self.cycle
+        if cycle is None:
+            return
+        # Per cycle: with pipelining, self.cycle is already the next request's when this one
+        # completes.
+        one_write = HeadWithBody(self.transport)
+        cycle.transport = one_write  # type: ignore[assignment]
+        completed = cycle.on_response
+
+        def on_response() -> None:
+            one_write.flush()
+            completed()
+
+        cycle.on_response = on_response

@@ -1,6 +1,7 @@
 """A long-running process drops its own rights before it serves: `no_new_privs`, then a Landlock
-ruleset built from a declarative `Policy` (paths it may read, folders it may write, TCP ports it
-may connect to and bind).
+ruleset built from a declarative `Policy` (files and folders it may read, files and folders it may
+write, TCP ports it may connect to and bind), then a seccomp filter on the sockets it may open
+(`svc_serving.socket_filter`: TCP only, UDP where a resolver needs it).
 
 Landlock is reached through three system calls by ctypes (docs/decisions.md says why no binding
 from PyPI). Best effort: the ruleset handles every right the kernel's ABI knows, and the start-up
@@ -8,7 +9,9 @@ line names what an older ABI cannot restrict. A ruleset confines the calling thr
 threads and processes it starts later, so `confine` runs while the process has one thread.
 
 Each process family has one setting (`auto`, the default; `require`; `off`): without Landlock,
-`auto` logs one line saying the process runs unconfined and why, `require` refuses to start.
+`auto` logs one line saying the process runs unconfined and why (no_new_privs and the socket filter
+still apply), `require` refuses to start. A write scope that would open a shared folder (HOME or a
+folder holding it, `/`, a temporary folder, a folder others can write) is refused in both.
 """
 
 from __future__ import annotations
@@ -16,14 +19,15 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
-import ssl
 import sys
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
 from pathlib import Path
 from typing import NoReturn
+
+from svc_serving.confine_paths import runtime_paths, shared_write_scope
+from svc_serving.socket_filter import FilterUnavailable, install_socket_filter, sockets_left
 
 # System call numbers: the same on x86_64 and aarch64 (Landlock came after the tables merged).
 _SYS_CREATE_RULESET = 444
@@ -93,10 +97,21 @@ class ConfinementError(Exception):
     """Landlock is missing or refused the ruleset; the message says why, in one line."""
 
 
+class PartlyConfined(ConfinementError):
+    """No Landlock here: no_new_privs and the socket filter were applied all the same."""
+
+
+class SharedWriteScope(ConfinementError):
+    """A path the policy would make writable is shared with others; refused in every mode."""
+
+
 @dataclass(frozen=True)
 class Policy:
-    """What a process may still do once confined. `reads` and `writes` are named in the log
-    line; `runtime` holds what any Python process needs to keep running, counted there."""
+    """What a process may still do once confined. `reads` and `writes` (files or folders) are
+    named in the log line; `runtime` holds what any Python process needs to keep running, counted
+    there. `datagrams`: UDP sockets stay allowed, for a resolver that must look a name up.
+    `socket_owners`: a netlink sock_diag socket stays allowed, to ask which local user owns a
+    loopback peer's socket."""
 
     process: str
     reads: tuple[Path, ...] = ()
@@ -104,6 +119,8 @@ class Policy:
     connect_ports: tuple[int, ...] = ()
     bind_ports: tuple[int, ...] = ()
     runtime: tuple[Path, ...] = field(default_factory=lambda: runtime_paths())
+    datagrams: bool = False
+    socket_owners: bool = False
 
     def summary(self) -> str:
         def paths(items: tuple[Path, ...]) -> str:
@@ -115,7 +132,8 @@ class Policy:
         reads = f"{paths(self.reads)} + {len(self.runtime)} runtime paths"
         return (
             f"writes: {paths(self.writes)}; reads: {reads}; "
-            f"connects: {ports(self.connect_ports)}; binds: {ports(self.bind_ports)}"
+            f"connects: {ports(self.connect_ports)}; binds: {ports(self.bind_ports)}; "
+            f"new sockets: {sockets_left(self.datagrams, self.socket_owners)}"
         )
 
 
@@ -142,13 +160,23 @@ def missing_with(abi: int) -> list[str]:
 
 
 def restrict(policy: Policy) -> int:
-    """Sets no_new_privs and applies `policy` to this process; returns the ABI used."""
-    abi = landlock_abi()
+    """Sets no_new_privs, applies `policy`'s Landlock ruleset and then the socket filter to this
+    process; returns the ABI used. Without Landlock it applies the rest, then raises
+    PartlyConfined."""
     threads = len(os.listdir("/proc/self/task"))
     if threads != 1:
         raise ConfinementError(
             f"{threads} threads are already running; Landlock would confine only one"
         )
+    for path in policy.writes:
+        if problem := shared_write_scope(path):
+            raise SharedWriteScope(problem)
+    try:
+        abi = landlock_abi()
+    except ConfinementError as exc:
+        _no_new_privs()
+        _filter_sockets(policy)
+        raise PartlyConfined(f"{exc}; no_new_privs and the socket filter still apply") from None
     handled_fs = _FS_BY_ABI[max(key for key in _FS_BY_ABI if key <= abi)]
     handled_net = NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0
     scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0
@@ -166,13 +194,25 @@ def restrict(policy: Policy) -> int:
                 _allow_port(ruleset, port, NET_CONNECT_TCP)
             for port in set(policy.bind_ports):
                 _allow_port(ruleset, port, NET_BIND_TCP)
-        if _libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            raise ConfinementError(f"no_new_privs: {os.strerror(ctypes.get_errno())}")
+        _no_new_privs()
         if _syscall(_SYS_RESTRICT_SELF, ruleset, 0) != 0:
             raise ConfinementError(f"landlock_restrict_self: {os.strerror(ctypes.get_errno())}")
     finally:
         os.close(ruleset)
+    _filter_sockets(policy)
     return abi
+
+
+def _no_new_privs() -> None:
+    if _libc().prctl(_PR_SET_NO_NEW_PRIVS, ctypes.c_ulong(1), None, None, None) != 0:
+        raise ConfinementError(f"no_new_privs: {os.strerror(ctypes.get_errno())}")
+
+
+def _filter_sockets(policy: Policy) -> None:
+    try:
+        install_socket_filter(policy.datagrams, policy.socket_owners)
+    except FilterUnavailable as exc:
+        raise ConfinementError(str(exc)) from None
 
 
 def mode_from(setting: str) -> Mode:
@@ -198,6 +238,8 @@ def confine(policy: Policy, setting: str) -> str:
     else:
         try:
             abi = restrict(policy)
+        except SharedWriteScope as exc:
+            _refuse(f"{policy.process}: refusing to start: {exc}")
         except (ConfinementError, OSError) as exc:
             if mode is Mode.REQUIRE:
                 _refuse(
@@ -214,7 +256,8 @@ def describe(policy: Policy, abi: int) -> str:
     missing = missing_with(abi)
     gaps = f"; ABI {abi} cannot restrict: {', '.join(missing)}" if missing else ""
     return (
-        f"{policy.process}: confined (Landlock ABI {abi}, no_new_privs): {policy.summary()}{gaps}"
+        f"{policy.process}: confined (Landlock ABI {abi}, no_new_privs, seccomp): "
+        f"{policy.summary()}{gaps}"
     )
 
 
@@ -233,75 +276,6 @@ def status(policy: Policy, setting: str) -> str:
             return f"{policy.process}: will not start ({setting}=require): {exc}"
         return f"{policy.process}: unconfined: {exc}"
     return describe(policy, abi)
-
-
-def runtime_paths() -> tuple[Path, ...]:
-    """What a Python process reads to keep running: its installation (the prefixes, the import
-    path without the working folder, where its loaded packages came from), shared libraries, time
-    zones, the resolver's files and the TLS trust store. Never the working folder or HOME as a
-    whole: a program started from HOME must not read the rest of it."""
-    cwd = os.getcwd()
-    home = os.path.expanduser("~")
-    candidates = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
-    candidates += [entry for entry in sys.path if entry and os.path.abspath(entry) != cwd]
-    candidates += _loaded_package_locations()
-    candidates += [
-        "/lib",
-        "/lib64",
-        "/usr/lib",
-        "/usr/lib64",
-        "/usr/local/lib",
-        "/etc/ld.so.cache",
-        "/etc/localtime",
-        "/usr/share/zoneinfo",
-        "/dev/null",
-        "/dev/urandom",
-        "/etc/hosts",
-        "/etc/resolv.conf",
-        "/etc/nsswitch.conf",
-        "/etc/gai.conf",
-        "/etc/host.conf",
-        "/etc/ssl",
-        "/etc/pki",
-        "/etc/ca-certificates",
-        "/usr/share/ca-certificates",
-    ]
-    candidates += _trust_store()
-    kept: list[str] = []
-    for path in sorted({os.path.abspath(candidate) for candidate in candidates}):
-        # A folder holding HOME (an import path entry of "/" or HOME itself) would open all of it;
-        # a path inside one already kept adds nothing.
-        if _contains(path, home) or any(_contains(folder, path) for folder in kept):
-            continue
-        if os.path.exists(path):
-            kept.append(path)
-    return tuple(Path(path) for path in kept)
-
-
-def _loaded_package_locations() -> Iterable[str]:
-    for name, module in list(sys.modules.items()):
-        if "." in name:
-            continue
-        spec = getattr(module, "__spec__", None)
-        locations = getattr(spec, "submodule_search_locations", None)
-        if locations:
-            yield from locations
-        elif spec is not None and isinstance(spec.origin, str) and os.path.isabs(spec.origin):
-            yield spec.origin
-
-
-def _trust_store() -> Iterable[str]:
-    paths = ssl.get_default_verify_paths()
-    for value in (paths.cafile, paths.capath, paths.openssl_cafile, paths.openssl_capath):
-        if value:
-            yield value
-    for variable in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
-        if os.environ.get(variable):
-            yield os.environ[variable]
-
-
-def _contains(folder: str, path: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def _allow_path(ruleset: int, path: Path, rights: int) -> None:

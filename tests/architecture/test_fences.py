@@ -3,10 +3,18 @@ an upgrade that changes it fails here, with the reason, before anything else mis
 
 uvicorn (fence: `svc_serving.bounded`): uvicorn has no setting that bounds an httptools request
 head (h11 has one; httptools keeps any size), so `BoundedHttpTools` subclasses its httptools
-protocol: it counts and times the head in the parser callbacks, counts connections per address in
-connection_made/lost, and answers a repeated Host or Authorization by swapping the app for one
-request. The pin in pyproject.toml keeps uvicorn to
+protocol: it counts and times the head in the parser callbacks, keeps one deadline per connection
+(head, body, idle) that only a new request head moves, counts connections per peer key in
+connection_made/lost (and at a websocket upgrade, where uvicorn stops counting one), and answers a
+repeated Host or Authorization by swapping the app for one request; `OneWriteHttpTools` gives each
+request cycle a transport that sends the head with the body, and flushes it from the cycle's
+`on_response`. The pin in pyproject.toml keeps uvicorn to
 the releases these tests ran on.
+
+starlette (fence: `server_stub.routing`): `DirectRouter` subclasses `Router`, overrides its ASGI
+entry `app` (falling back to `super().app`), reads `Route.param_convertors`, `path_regex`,
+`matches` and `handle`, and replaces the router `Starlette` builds; the bound in pyproject.toml
+keeps Starlette to the releases these tests ran on.
 """
 
 from __future__ import annotations
@@ -17,7 +25,9 @@ from importlib.metadata import version
 from typing import Any
 
 import pytest
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from starlette.applications import Starlette
+from starlette.routing import Route, Router
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 from svc_serving.bounded import BoundedHttpTools
 
@@ -28,7 +38,9 @@ HOOKS: dict[str, list[str]] = {
     "on_response_complete": ["self"],
     "on_header": ["self", "name", "value"],
     "on_headers_complete": ["self"],
+    "on_message_complete": ["self"],
     "data_received": ["self", "data"],
+    "handle_websocket_upgrade": ["self"],
 }
 """The protocol methods the fence overrides and calls through `super()`, with their parameters."""
 ATTRIBUTES = (
@@ -39,6 +51,8 @@ ATTRIBUTES = (
     "self.cycle = ",
     "self.headers = ",
     "self.app = ",
+    "self.pipeline: ",
+    "self.server_state = ",
 )
 """Attributes the fence reads, set by the protocol itself."""
 
@@ -81,3 +95,31 @@ def test_the_constructor_is_passed_through_unchanged() -> None:
         "server_state",
         "app_state",
     ]
+
+
+@pytest.mark.parametrize("assignment", ["self.transport = transport", "self.on_response = "])
+def test_the_request_cycle_keeps_what_one_write_replaces(assignment: str) -> None:
+    source = inspect.getsource(RequestResponseCycle)
+    assert assignment in source, (
+        f"uvicorn {version('uvicorn')}: RequestResponseCycle no longer sets "
+        f"{assignment.split(' =')[0]}, which svc_serving.bounded.OneWriteHttpTools replaces"
+    )
+    assert "self.transport.write(" in source
+    assert "self.on_response()" in source
+
+
+def test_starlettes_router_keeps_what_the_direct_router_relies_on() -> None:
+    where = f"starlette {version('starlette')}"
+    assert parameters(Router.app) == ["self", "scope", "receive", "send"], where
+    assert "redirect_slashes" in parameters(Router.__init__), where
+    assert "self.middleware_stack = self.app" in inspect.getsource(Router.__init__), (
+        f"{where}: a request no longer enters the router through Router.app"
+    )
+    route = Route("/a/{b}", endpoint=lambda request: None)
+    assert set(route.param_convertors) == {"b"}, where
+    assert route.path_regex.match("/a/x"), where
+    assert parameters(Route.matches) == ["self", "scope"], where
+    assert parameters(Route.handle) == ["self", "scope", "receive", "send"], where
+    assert "self.router" in inspect.getsource(Starlette.build_middleware_stack), (
+        f"{where}: Starlette no longer routes through its `router` attribute"
+    )

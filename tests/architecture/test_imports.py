@@ -9,21 +9,19 @@ import is still two modules that cannot be understood one without the other.
 from __future__ import annotations
 
 import ast
-import fnmatch
 import re
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from svc_client.backends import backend_variables
+from svc_mcp.core.backends import backend_variables
 from tests.support import ROOT
 
 PACKAGES = {
     "portal_tools": ROOT / "src",
-    "service_tools": ROOT / "src",
-    "svc_client": ROOT / "src",
     "svc_mcp": ROOT / "src",
     "svc_serving": ROOT / "src",
     "server_stub": ROOT,
@@ -94,7 +92,7 @@ def find_cycle() -> list[str] | None:
 
 
 def test_the_graph_was_read() -> None:
-    assert "svc_mcp.table" in GRAPH["svc_mcp.cli"]
+    assert "svc_mcp.tools.table" in GRAPH["svc_mcp.cli.main"]
     assert "server_stub.service.settings" in GRAPH["server_stub.service.cli"]
 
 
@@ -103,22 +101,19 @@ def test_no_import_cycles() -> None:
 
 
 def test_a_cycle_would_be_found() -> None:
-    GRAPH["svc_client.backends"].add("svc_mcp.cli")
+    GRAPH["svc_mcp.core.backends"].add("svc_mcp.cli.main")
     try:
         assert find_cycle() is not None
     finally:
-        GRAPH["svc_client.backends"].discard("svc_mcp.cli")
+        GRAPH["svc_mcp.core.backends"].discard("svc_mcp.cli.main")
 
 
 @dataclass(frozen=True)
 class Part:
     name: str
-    modules: tuple[str, ...]
-    """Module names, or patterns such as `server_stub.*`."""
+    folders: tuple[str, ...]
+    """Module name prefixes: `svc_mcp.hosts` holds `svc_mcp.hosts` and every module below it."""
     may_import: frozenset[str]
-
-    def holds(self, module: str) -> bool:
-        return any(fnmatch.fnmatchcase(module, pattern) for pattern in self.modules)
 
 
 def read_parts(page: str) -> dict[str, Part]:
@@ -126,10 +121,10 @@ def read_parts(page: str) -> dict[str, Part]:
     table = page.split("<!-- parts: begin -->")[1].split("<!-- parts: end -->")[0]
     parts = {}
     for line in table.strip().splitlines()[2:]:  # below the header and its rule
-        name, modules, may_import = (cell.strip() for cell in line.strip("|").split("|"))
+        name, folders, may_import = (cell.strip() for cell in line.strip("|").split("|"))
         parts[name] = Part(
             name,
-            tuple(module.strip(" `") for module in modules.split(",")),
+            tuple(folder.strip(" `") for folder in folders.split(",")),
             frozenset(part.strip() for part in may_import.split(",") if part.strip()),
         )
     return parts
@@ -138,9 +133,20 @@ def read_parts(page: str) -> dict[str, Part]:
 PARTS = read_parts(ARCHITECTURE.read_text(encoding="utf-8"))
 
 
+def under(module: str, folder: str) -> bool:
+    return module == folder or module.startswith(f"{folder}.")
+
+
 def part_of(module: str) -> str:
-    (part,) = [part.name for part in PARTS.values() if part.holds(module)]
-    return part
+    """The part whose folder is the longest prefix of `module`'s name."""
+    held = [
+        (len(folder), part.name)
+        for part in PARTS.values()
+        for folder in part.folders
+        if under(module, folder)
+    ]
+    assert held, f"{module} is in no part: place it in {ARCHITECTURE}"
+    return max(held)[1]
 
 
 def forbidden_imports() -> list[str]:
@@ -155,30 +161,70 @@ def forbidden_imports() -> list[str]:
 
 
 def test_the_parts_table_was_read() -> None:
-    assert {"client core", "tool table", "host table", "MCP face", "stubs"} <= set(PARTS)
-    assert PARTS["stubs"].may_import == {"shared serving"}
+    assert {"core", "tools", "serve", "hosts", "demo", "cli", "shared", "stubs"} == set(PARTS)
+    assert PARTS["stubs"].may_import == {"shared"}
+    assert part_of("svc_mcp.hosts.doctor") == "hosts"
+    assert part_of("portal_tools.cli") == "cli"
+    assert part_of("portal_tools.tools") == "tools"
     for part in PARTS.values():
         assert part.may_import <= set(PARTS), part.name
 
 
+def test_each_folder_is_named_once() -> None:
+    folders = [folder for part in PARTS.values() for folder in part.folders]
+    assert len(folders) == len(set(folders))
+
+
 @pytest.mark.parametrize("name", sorted(MODULES))
-def test_each_module_is_in_exactly_one_part(name: str) -> None:
-    holding = [part.name for part in PARTS.values() if part.holds(name)]
-    assert len(holding) == 1, f"{name} is in {holding or 'no part'}: place it in {ARCHITECTURE}"
+def test_each_module_is_in_a_part(name: str) -> None:
+    assert part_of(name) in PARTS
+
+
+def test_svc_mcp_holds_only_its_part_folders() -> None:
+    """A module sits in its part's folder: beside the folders, the package holds only its entry."""
+    loose = {
+        name
+        for name, path in MODULES.items()
+        if name.count(".") == 1 and name.startswith("svc_mcp.") and path.name != "__init__.py"
+    }
+    assert loose == {"svc_mcp.__main__"}
+    folders = {name for name in MODULES if name.count(".") == 1 and name.startswith("svc_mcp.")}
+    named = {folder for part in PARTS.values() for folder in part.folders}
+    assert folders - {"svc_mcp.__main__"} <= named
+
+
+def test_the_wheel_ships_the_four_packages() -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    shipped = pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]
+    assert sorted(Path(package).name for package in shipped) == sorted(PACKAGES)
 
 
 def test_each_part_imports_only_what_the_page_allows() -> None:
     assert forbidden_imports() == []
 
 
-def test_a_forbidden_import_would_be_found() -> None:
-    GRAPH["server_stub.serve"].add("svc_client.client")
+@pytest.mark.parametrize(
+    ("importer", "imported", "found"),
+    [
+        ("server_stub.serve", "svc_mcp.core.client", "(stubs) imports svc_mcp.core.client (core)"),
+        (
+            "svc_mcp.core.calls",
+            "svc_mcp.serve.server",
+            "(core) imports svc_mcp.serve.server (serve)",
+        ),
+        (
+            "svc_mcp.serve.gateway",
+            "svc_mcp.hosts.table",
+            "(serve) imports svc_mcp.hosts.table (hosts)",
+        ),
+    ],
+)
+def test_a_forbidden_import_would_be_found(importer: str, imported: str, found: str) -> None:
+    GRAPH[importer].add(imported)
     try:
-        assert forbidden_imports() == [
-            "server_stub.serve (stubs) imports svc_client.client (client core)"
-        ]
+        assert forbidden_imports() == [f"{importer} {found}"]
     finally:
-        GRAPH["server_stub.serve"].discard("svc_client.client")
+        GRAPH[importer].discard(imported)
 
 
 @pytest.mark.parametrize("variable", backend_variables())
@@ -189,4 +235,4 @@ def test_each_backend_variable_is_named_in_one_client_module(variable: str) -> N
         if not name.startswith(("server_stub", SHARED))
         and re.search(rf"\b{variable}\b", path.read_text(encoding="utf-8"))
     ]
-    assert naming == ["svc_client.settings"]
+    assert naming == ["svc_mcp.core.settings"]

@@ -1,9 +1,12 @@
-"""Public APIs of `mcp`, `typer` and `uvicorn` only, outside one fence module per library.
+"""Public APIs of `mcp`, `typer`, `uvicorn` and `starlette` only, outside one fence module per
+library.
 
 A name of one of these libraries counts as private when a part of it starts with an underscore
 (`typer._click`, `server._lowlevel_server`), or when it comes from a module not listed in PUBLIC:
 the modules the libraries document for users. An internal class in a module without an underscore
-(uvicorn's `protocols.http.httptools_impl`) is private too. Where no public route exists, the use
+(uvicorn's `protocols.http.httptools_impl`) is private too. So is rewiring a library object:
+overriding a method of a library class in a subclass (`Router.app`), or setting an attribute of a
+library object (`app.router = ...`). Where no public route exists, the use
 lives in the library's fence module, and tests/architecture/test_fences.py fails clearly when an
 upgrade changes what the fence relies on.
 """
@@ -18,13 +21,17 @@ import pytest
 
 from tests.architecture.test_imports import MODULES
 
-LIBRARIES = ("mcp", "typer", "uvicorn")
+LIBRARIES = ("mcp", "typer", "uvicorn", "starlette")
 PUBLIC = {
     "mcp": {
         "mcp",
         "mcp.types",
         "mcp.client.streamable_http",
         "mcp.server",
+        # The resource server's pieces (TokenVerifier, AccessToken; ProtectedResourceMetadata),
+        # in the SDK's docs/run/authorization.md and docs/client/oauth-clients.md.
+        "mcp.server.auth.provider",
+        "mcp.shared.auth",
         "mcp.server.apps",
         "mcp.server.request_state",
         "mcp.server.stdio",
@@ -32,10 +39,31 @@ PUBLIC = {
     },
     "typer": {"typer"},
     "uvicorn": {"uvicorn"},
+    "starlette": {
+        "starlette.applications",
+        "starlette.exceptions",
+        "starlette.middleware",
+        "starlette.requests",
+        "starlette.responses",
+        "starlette.routing",
+        "starlette.types",
+    },
 }
 """The documented modules this project imports; a module not listed here is reviewed before use:
 listed when the library documents it, or kept in the fence."""
-FENCES = {"uvicorn": "svc_serving.bounded"}
+EXTENSION_POINTS = {
+    "mcp.server.Server.middleware",  # the low-level server's list of request middleware
+    "mcp.ClientSession.send_request",  # the one method every client request goes through
+}
+"""Rewiring that a library offers as its way to extend it (reviewed, not internals)."""
+NOT_YET_FENCED = {
+    # The gateway's quiet stop (svc_mcp.serve.gateway_stop) overrides uvicorn's signal capture;
+    # found by the rewiring check when issue 32 met the stop of issue 33. Its place is the
+    # uvicorn fence (svc_serving.bounded), which is at the size limit: to be moved or split.
+    "uvicorn.Server.capture_signals",
+}
+"""Known private uses outside a fence, each waiting for its move (keep this list empty)."""
+FENCES = {"uvicorn": "svc_serving.bounded", "starlette": "server_stub.routing"}
 """Per library, the one module that may use its internals (no public route exists)."""
 
 
@@ -77,6 +105,23 @@ def private_names(source: str) -> Iterator[str]:
             root, chain = _root_and_chain(node)
             if root in bound:
                 yield ".".join([bound[root], *chain])
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                root, chain = _root_and_chain(target)
+                if isinstance(target, ast.Attribute) and root in bound:
+                    yield ".".join([bound[root], *chain])
+        elif isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                root, chain = _root_and_chain(base)
+                if root not in bound:
+                    continue
+                for item in node.body:
+                    if (
+                        isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+                        and item.name != "__init__"
+                    ):
+                        yield ".".join([bound[root], *chain, item.name])
 
 
 def _if_private(module: str, path: str) -> Iterator[str]:
@@ -109,7 +154,7 @@ def uses(name: str, path: Path) -> set[str]:
 def test_no_private_library_name_outside_the_fences(name: str) -> None:
     if name in FENCES.values():
         return
-    found = uses(name, MODULES[name])
+    found = uses(name, MODULES[name]) - EXTENSION_POINTS - NOT_YET_FENCED
     assert not found, (
         f"{name} uses {sorted(found)}: use the library's public API, or move the use into "
         f"the library's fence module ({FENCES}) with a test in test_fences.py"
@@ -147,6 +192,16 @@ def test_each_fence_uses_only_its_own_library_privately() -> None:
             {"mcp.server.Server._request_handlers"},
         ),
         ("import uvicorn\nuvicorn.Config(app)\nself._head_bytes = 0", set()),
+        (
+            "from starlette.applications import Starlette\napp = Starlette()\napp.router = r",
+            {"starlette.applications.Starlette.router"},
+        ),
+        (
+            "from starlette.routing import Router\nclass R(Router):\n"
+            "    def __init__(self): ...\n    async def app(self, s, r, w): ...",
+            {"starlette.routing.Router.app"},
+        ),
+        ("from starlette.routing import Route\nRoute('/', endpoint)", set()),
         ("from mcp.types import Tool\nfrom mcp.server import Server", set()),
     ],
 )

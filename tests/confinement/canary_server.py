@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from svc_mcp import confinement
+from svc_mcp.serve import confinement
 
 
 def then_try_the_canary(confine: Callable[..., None]) -> Callable[..., None]:
@@ -25,11 +25,11 @@ def then_try_the_canary(confine: Callable[..., None]) -> Callable[..., None]:
     return confine_and_try
 
 
-# Before svc_mcp.cli imports the server or the gateway, which take these by name.
+# Before svc_mcp.cli.main imports the server or the gateway, which take these by name.
 confinement.confine_stdio_server = then_try_the_canary(confinement.confine_stdio_server)
 confinement.confine_gateway = then_try_the_canary(confinement.confine_gateway)
 
 if __name__ == "__main__":
-    from svc_mcp.cli import main
+    from svc_mcp.cli.main import main
 
     main()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from server_stub.confinement import portal_policy, service_policy
-from svc_mcp.confinement import gateway_policy, stdio_policy
+from svc_mcp.serve.confinement import gateway_policy, stdio_policy
 
 
 def test_the_otlp_port_is_allowed_only_when_configured(

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from server_stub.portal.demo_data import write_demo_data
-from svc_mcp.confinement import line_in, status_line
+from svc_mcp.serve.confinement import line_in, status_line
 from svc_serving import confine as confinement
 from svc_serving.confine import ConfinementError, Policy, confine, missing_with, mode_from
+from svc_serving.confine_paths import runtime_paths
 from tests.support import ROOT
 
 SETTING = "SVC_TEST_CONFINEMENT"
@@ -75,8 +76,10 @@ def test_without_landlock_require_refuses_to_start(
 
 def test_the_line_states_what_was_applied_and_what_an_old_abi_lacks(policy: Policy) -> None:
     line = confinement.describe(policy, 3)
-    assert line.startswith("svc-test: confined (Landlock ABI 3, no_new_privs): writes: /srv/db;")
-    assert "connects: 443, 8080; binds: none" in line
+    assert line.startswith(
+        "svc-test: confined (Landlock ABI 3, no_new_privs, seccomp): writes: /srv/db;"
+    )
+    assert "connects: 443, 8080; binds: none; new sockets: TCP only" in line
     assert "TCP bind and connect are not restricted" in line
     assert missing_with(7) == []
 
@@ -89,12 +92,13 @@ def test_the_runtime_never_includes_home_or_the_working_folder(
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(home)
     monkeypatch.setattr(sys, "path", [str(home), "/", *sys.path])
-    paths = [str(path) for path in confinement.runtime_paths()]
+    paths = [str(path) for path in runtime_paths()]
     assert str(home) not in paths
     assert "/" not in paths
     assert sys.prefix in paths or any(sys.prefix.startswith(p + "/") for p in paths)
 
 
+@pytest.mark.e2e
 def test_a_stub_with_a_bad_setting_refuses_in_one_line(tmp_path: Path) -> None:
     write_demo_data(tmp_path)
     completed = subprocess.run(

@@ -23,9 +23,9 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
-from svc_client.toolspec import AGENT_PAGE
+from svc_mcp.core.toolspec import AGENT_PAGE
 from svc_mcp.hosts.runners import launch_command, this_installation
-from svc_mcp.table import TOOLS
+from svc_mcp.tools.table import TOOLS
 from tests.demo.conftest import (
     Sandbox,
     demo_process,
@@ -217,12 +217,12 @@ def test_the_front_door_does_not_load_the_demo() -> None:
     """`svc-mcp tools` (and every other command) never imports the demo or mcp."""
     code = (
         "import sys\n"
-        "from svc_mcp.cli import main\n"
+        "from svc_mcp.cli.main import main\n"
         "try:\n"
         "    main(['tools', '--json'])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "loaded = [n for n in sys.modules if n.startswith(('svc_mcp.demo', 'mcp.')) or n == 'mcp']\n"
+        "loaded = [n for n in sys.modules if n.startswith(('svc_mcp.demo.run', 'mcp.')) or n == 'mcp']\n"
         "print(loaded, file=sys.stderr)\n"
     )
     result = subprocess.run(

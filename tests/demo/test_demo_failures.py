@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from svc_mcp import demo, demo_stubs
-from svc_mcp.demo_stubs import clean_environment
-from svc_mcp.demo_view import PlainView, brief, summarize
+from svc_mcp.demo import run as demo
+from svc_mcp.demo import stubs as demo_stubs
+from svc_mcp.demo.stubs import clean_environment
+from svc_mcp.demo.view import PlainView, brief, summarize
 from tests.demo.conftest import MARKER, Sandbox
 
 pytestmark = pytest.mark.e2e

@@ -96,6 +96,7 @@ def test_the_python_client_for_the_gateway_runs_as_printed(tmp_path: Path) -> No
     assert "'mode': 'running'" in done.stdout
 
 
+@pytest.mark.e2e
 def test_the_help_points_where_the_docs_do() -> None:
     intel = subprocess.run(
         [str(BIN / "svc-mcp"), "submit_intel", "--help"], capture_output=True, text=True

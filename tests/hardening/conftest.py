@@ -12,8 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pytest
-
+from tests.e2e import e2e_fixture
 from tests.mcp.conftest import ServiceStub, service_stub
 
 
@@ -39,13 +38,13 @@ def rss_kib(pid: int) -> int:
 
 
 @contextlib.contextmanager
-def start_service(root: Path) -> Iterator[ServiceStub]:
+def start_service(root: Path, **env: str) -> Iterator[ServiceStub]:
     """The shared service stub, without its access log (the load tests count no lines)."""
-    with service_stub(root, "--no-access-log") as stub:
+    with service_stub(root, "--no-access-log", **env) as stub:
         yield stub
 
 
-@pytest.fixture
+@e2e_fixture()
 def service(tmp_path: Path) -> Iterator[ServiceStub]:
     """A fresh data service stub per test: these tests break its database."""
     with start_service(tmp_path) as stub:

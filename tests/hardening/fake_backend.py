@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import json
 import threading
 import time
@@ -14,6 +15,28 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SLOW_SECONDS = 5.0
 """How long the slow modes take, far beyond the client timeout the tests set."""
+HANG_SECONDS = 12.0
+"""How long `hang` holds a request: beyond the 5 s a stop used to wait."""
+LATE_SECONDS = 1.0
+"""How long `late` takes before it answers `get_system` well."""
+SYSTEM = {
+    "mode": "running",
+    "trading_enabled": True,
+    "mode_reason": None,
+    "account": "fake",
+    "base_currency": "USD",
+    "equity": 1.0,
+    "cash": 1.0,
+    "gross_exposure": 0.0,
+    "net_exposure": 0.0,
+    "unrealized_pnl": 0.0,
+    "open_positions": 0,
+    "open_orders": 0,
+    "daemon_version": "0",
+    "started_at": "2026-01-01T00:00:00Z",
+    "last_heartbeat_at": "2026-01-01T00:00:00Z",
+    "updated_at": "2026-01-01T00:00:00Z",
+}
 
 
 def _envelope(code: str, message: str) -> bytes:
@@ -35,12 +58,50 @@ REFUSALS: dict[str, tuple[int, str, bytes]] = {
     "locked": (429, "application/json", _envelope("locked_out", "too many failures")),
     "limited": (429, "application/json", _envelope("rate_limited", "slow down")),
     "unavailable": (503, "application/json", _envelope("unavailable", "data unreadable")),
+    "bad-gateway": (502, "text/html", b"<html><body>502 Bad Gateway</body></html>"),
+    "gateway-timeout": (504, "text/html", b"<html><body>504 Gateway Time-out</body></html>"),
 }
 """Well-formed refusals that the stubs never give in these tests' set-ups."""
 HEADERS: dict[str, dict[str, str]] = {
     "locked": {"Retry-After": "840"},
     "limited": {"Retry-After": "30"},
+    "unavailable": {"Retry-After": "7"},
 }
+
+RECORD_TEXT = 60 * 1024
+"""The text in each record of a large page: about the largest intel envelope the service takes."""
+INTEL_RECORD = {
+    "id": "intel-0",
+    "schema": "svc.intel.v1",
+    "source": "fake",
+    "kind": "note",
+    "issued_at": "2026-01-01T00:00:00Z",
+    "expires_at": None,
+    "received_at": "2026-01-01T00:00:00Z",
+    "body": {"text": "x" * RECORD_TEXT},
+}
+CATALOG_RECORD = {
+    "id": "surface-0",
+    "name": "x" * RECORD_TEXT,
+    "version": "1",
+    "channels": ["web"],
+    "governanceState": "approved",
+    "visibility": "public",
+}
+
+
+@functools.cache
+def large_page(path: str, size: int) -> bytes:
+    """A well-formed page of about `size` bytes of large records: `get_intel`'s for
+    `/api/v1/intel`, `portal_catalog`'s otherwise."""
+    record = INTEL_RECORD if path.endswith("/api/v1/intel") else CATALOG_RECORD
+    count = max(size // len(json.dumps(record)), 1)
+    return json.dumps({"ok": True, "data": [record] * count}).encode()
+
+
+SENT: dict[str, list[int]] = {}
+"""Bytes of each chunked answer that went out before the client stopped reading, per mode
+(`chunked` for every size)."""
 
 ARRIVALS: Counter[str] = Counter()
 """Requests received so far, per mode (a test polls it to know a call reached the server)."""
@@ -60,6 +121,24 @@ class _Handler(BaseHTTPRequestHandler):
         elif mode == "slow":
             time.sleep(SLOW_SECONDS)
             self._send(200, "application/json", b'{"ok": true, "data": {}}')
+        elif mode == "hang":
+            time.sleep(HANG_SECONDS)
+            self._send(200, "application/json", b'{"ok": true, "data": {}}')
+        elif mode == "fast":
+            self._send(200, "application/json", json.dumps({"ok": True, "data": SYSTEM}).encode())
+        elif mode == "late":
+            time.sleep(LATE_SECONDS)
+            self._send(200, "application/json", json.dumps({"ok": True, "data": SYSTEM}).encode())
+        elif mode == "huge":
+            self._huge()
+        elif mode.startswith("big-"):
+            self._send(
+                200,
+                "application/json",
+                large_page(self.path.split("?")[0], int(mode.removeprefix("big-"))),
+            )
+        elif mode.startswith("chunked-"):
+            self._chunked(large_page(self.path.split("?")[0], int(mode.removeprefix("chunked-"))))
         elif mode == "trickle":
             self._trickle()
         else:
@@ -95,6 +174,35 @@ class _Handler(BaseHTTPRequestHandler):
         token = sent.partition(" ")[2]
         said = f"bad credential {sent!r} {token} {base64.b64encode(token.encode()).decode()}"
         self._send(401, "application/json", _envelope("unauthorized", said))
+
+    def _huge(self) -> None:
+        """Says a gigabyte follows, sends a few bytes, then holds the connection."""
+        with contextlib.suppress(OSError):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(1 << 30))
+            self.end_headers()
+            self.wfile.write(b'{"ok": true, "data": "')
+            self.wfile.flush()
+            time.sleep(SLOW_SECONDS)
+        self.close_connection = True
+
+    def _chunked(self, body: bytes) -> None:
+        """The whole answer in 64 KiB chunks, with no Content-Length to refuse it by."""
+        sent = 0
+        with contextlib.suppress(OSError):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            view = memoryview(body)
+            for start in range(0, len(body), 64 * 1024):
+                piece = view[start : start + 64 * 1024]
+                self.wfile.write(b"%x\r\n" % len(piece) + piece + b"\r\n")
+                sent += len(piece)
+            self.wfile.write(b"0\r\n\r\n")
+        SENT.setdefault("chunked", []).append(sent)
+        self.close_connection = True
 
     def _trickle(self) -> None:
         """Headers at once, then one byte every 0.1 s: no single read ever times out."""

@@ -1,16 +1,17 @@
 """Half-open requests and connection floods against every server, over real sockets: a request
 head not complete in time is closed, connections are capped per address and in total (the excess
-answered 503 at once), one address cannot stop another from being served, and each server raises
-its soft file limit to the hard one at start.
+answered 503 at once when no connection can make way for it: tests/hardening/test_admission.py),
+one address cannot stop another from being served, and each server raises its soft file limit to
+the hard one at start.
 
-The servers run with a head timeout of 2 s and small caps (SVC_HTTP_*); the tests never sleep for
-a window: they wait on the server closing a socket, with a bound."""
+The servers run with a head timeout of 2 s and small caps (SVC_HTTP_*), and an idle timeout long
+enough for the held connections to outlive a test; the tests never sleep for a window: they wait
+on the server closing a socket, with a bound."""
 
 from __future__ import annotations
 
 import contextlib
 import resource
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -19,7 +20,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.e2e import e2e_fixture
 from tests.hardening.conftest import wait_for
+from tests.hardening.raw_http import closed_by_server, connect, served_and_held
 from tests.mcp.conftest import SVC_STUB, process_env
 from tests.support import Server, free_port, running_server
 
@@ -30,6 +33,7 @@ LIMITS = {
     "SVC_HTTP_HEAD_TIMEOUT": str(HEAD_TIMEOUT),
     "SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS": str(PER_ADDRESS),
     "SVC_HTTP_MAX_CONNECTIONS": str(TOTAL),
+    "SVC_HTTP_IDLE_TIMEOUT": "60",
 }
 LOWERED_SOFT_FILES = 1024
 
@@ -45,7 +49,7 @@ def lowered_file_limit() -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-@pytest.fixture(scope="module", params=["portal", "service", "gateway"])
+@e2e_fixture(scope="module", params=["portal", "service", "gateway"])
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Server, str]]:
@@ -79,26 +83,6 @@ def server(
         yield started, ready
 
 
-def connect(server: Server, source: str) -> socket.socket:
-    port = int(server.base_url.rsplit(":", 1)[1])
-    sock = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
-    return sock
-
-
-def closed_by_server(sock: socket.socket, *, within: float) -> tuple[bool, bytes]:
-    """Whether the server closed `sock` within `within` seconds, and what it sent first."""
-    sock.settimeout(within)
-    received = b""
-    try:
-        while chunk := sock.recv(4096):
-            received += chunk
-    except TimeoutError:
-        return False, received
-    except ConnectionResetError:
-        pass
-    return True, received
-
-
 def served_from(server: Server, path: str, source: str) -> int:
     transport = httpx.HTTPTransport(local_address=source)
     with httpx.Client(transport=transport, timeout=5) as client:
@@ -120,7 +104,8 @@ def test_a_head_that_never_ends_is_closed(server: tuple[Server, str]) -> None:
 
 def test_one_address_cannot_hold_every_connection(server: tuple[Server, str]) -> None:
     started, ready = server
-    held = [connect(started, "127.0.0.21") for _ in range(PER_ADDRESS)]
+    # Connections that have sent a request: none of them makes way for a newer one.
+    held = [served_and_held(started, "127.0.0.21", ready) for _ in range(PER_ADDRESS)]
     try:
         with connect(started, "127.0.0.21") as excess:
             closed, answer = closed_by_server(excess, within=HEAD_TIMEOUT / 2)
@@ -129,7 +114,7 @@ def test_one_address_cannot_hold_every_connection(server: tuple[Server, str]) ->
             assert b"too_many_connections" in answer
         # Another address is served while the first holds all it may.
         assert served_from(started, ready, "127.0.0.22") != 503
-        held += [connect(started, "127.0.0.23") for _ in range(TOTAL - PER_ADDRESS)]
+        held += [served_and_held(started, "127.0.0.23", ready) for _ in range(TOTAL - PER_ADDRESS)]
         with connect(started, "127.0.0.24") as over_total:
             closed, answer = closed_by_server(over_total, within=HEAD_TIMEOUT / 2)
             assert closed, "the connection over the server's total was kept"

@@ -14,7 +14,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import httpx
 import pytest
 
 from tests.mcp.conftest import SVC_MCP, process_env, run_commands
-from tests.support import Server, free_port, running_server
+from tests.support import Server, free_port, running_server, wait_ready
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -56,10 +55,7 @@ except PermissionError:
     print("refused")
 """
 
-pytestmark = pytest.mark.skipif(
-    os.getuid() != 0 or shutil.which("setpriv") is None,
-    reason="needs root and setpriv to act as another local user",
-)
+pytestmark = pytest.mark.e2e  # as root with setpriv, to act as another local user
 
 
 def start_gateway(state: Path, log: Path, *args: str) -> contextlib.AbstractContextManager[Server]:
@@ -137,6 +133,21 @@ def test_no_auth_serves_loopback_without_a_token_and_says_what_it_allows(tmp_pat
     assert "--no-auth serves on loopback or a Unix socket only" in refused.stderr
 
 
+def test_no_auth_serves_on_localhost_spelled_in_capitals(tmp_path: Path) -> None:
+    """The gateway's bind check and the client's cleartext check share one loopback rule."""
+    state = tmp_path / "state"
+    with start_gateway(
+        state, tmp_path / "upper.log", "--host", "LOCALHOST", "--no-auth"
+    ) as gateway:
+        assert initialize(gateway.base_url + "/mcp").status_code == 200
+    assert "--no-auth: any local user" in (tmp_path / "upper.log").read_text()
+    env = {**NOWHERE, "XDG_STATE_HOME": str(state)}
+    subdomain = [SVC_MCP, "--http", "--port", str(free_port()), "--host", "gateway.localhost"]
+    [refused] = run_commands([([*subdomain, "--no-auth"], env)])
+    assert refused.returncode == 2
+    assert "loopback or a Unix socket only, not on gateway.localhost" in refused.stderr
+
+
 def accepts(socket_path: Path) -> bool:
     with socket.socket(socket.AF_UNIX) as probe:
         try:
@@ -157,11 +168,7 @@ def gateway_on_socket(socket_path: Path, state: Path, log: Path) -> Iterator[Non
             env={**os.environ, **env},
         )
     try:
-        deadline = time.monotonic() + 20
-        while not accepts(socket_path):
-            assert process.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.05)
+        wait_ready(process, log, lambda left: accepts(socket_path))
         yield
     finally:
         process.terminate()

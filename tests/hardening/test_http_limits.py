@@ -13,12 +13,13 @@ import httpx
 import pytest
 
 from svc_serving.bounded import MAX_HEAD_BYTES
+from tests.e2e import e2e_fixture
 from tests.hardening.conftest import wait_for
 from tests.mcp.conftest import SVC_STUB, process_env
 from tests.support import Server, free_port, running_server
 
 
-@pytest.fixture(scope="module")
+@e2e_fixture(scope="module")
 def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("limits")
     data = root / "data"
@@ -33,7 +34,7 @@ def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield server
 
 
-@pytest.fixture(scope="module")
+@e2e_fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     port = free_port()
     with running_server(
@@ -46,7 +47,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield server
 
 
-@pytest.fixture(scope="module")
+@e2e_fixture(scope="module")
 def data_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """`svc-stub service`, which builds its own uvicorn configuration."""
     root = tmp_path_factory.mktemp("limits")
@@ -91,6 +92,7 @@ def endless_head(server: Server, path: str) -> tuple[int, dict[str, object], byt
 PATHS = {"portal": "/api/page", "data_service": "/api/v1/system", "gateway": "/mcp"}
 
 
+@pytest.mark.e2e  # its server comes from getfixturevalue, which no mark can see
 @pytest.mark.parametrize("which", list(PATHS))
 def test_a_head_over_the_bound_is_refused_before_it_ends(
     which: str, request: pytest.FixtureRequest

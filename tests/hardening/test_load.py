@@ -1,5 +1,5 @@
 """Load against real processes on loopback: 50 MCP clients on the `--http` gateway, a brute-force
-flood from many loopback addresses beside honest clients, and resident memory over a soak.
+flood from many remote addresses beside honest clients, and resident memory over a soak.
 
 Durations: `SVC_LOAD_SECONDS` (default 10) and `SVC_SOAK_SECONDS` (default 30). The same tests run
 in the default suite at these short durations and, marked `soak`, once more in CI with a minute of
@@ -26,6 +26,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from server_stub.service.guard import MAX_FAILURES
+from tests.e2e import e2e_fixture
 from tests.hardening.conftest import rss_kib, seconds_from_env, start_service
 from tests.mcp.conftest import SERVICE_TOKEN, SVC_STUB, PortalStub, ServiceStub, process_env
 from tests.support import ROOT, Server, free_port, running_server
@@ -38,6 +39,17 @@ CLIENTS = 50
 TOOLS = ("get_system", "portal_catalog", "get_positions", "portal_page")
 RSS_GROWTH_BOUND_MIB = 20
 FLOOD_ADDRESSES = [f"127.0.0.{host}" for host in range(2, 251)]
+"""Where the flooders connect from (each its own connection budget); each one relays a remote
+address of its own, since all of one local user's loopback addresses are one guard client."""
+BEHIND_LOOPBACK_PROXIES = {
+    "SERVICE_TRUST_PROXY": "1",
+    "SERVICE_TRUSTED_PROXY_ADDRESSES": "127.0.0.0/8",
+}
+
+
+def remote(address: str) -> str:
+    """The remote address the flooder at loopback `address` speaks for."""
+    return "10.30.0." + address.rsplit(".", 1)[1]
 
 
 def record(name: str, figures: dict[str, Any]) -> None:
@@ -75,7 +87,7 @@ class Stack:
         }
 
 
-@pytest.fixture(scope="module")
+@e2e_fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """The portal stub, the data service stub and `svc-mcp --http` in front of both."""
     root = tmp_path_factory.mktemp("load")
@@ -182,14 +194,18 @@ async def honest(
                 bad.append(f"{response.status_code} {response.text[:200]}")
 
 
+@pytest.mark.e2e
 def test_brute_force_flood_does_not_starve_honest_clients(tmp_path: Path) -> None:
-    with start_service(tmp_path) as service:
+    with start_service(tmp_path, **BEHIND_LOOPBACK_PROXIES) as service:
 
         async def run() -> tuple[dict[str, Counter[int]], list[float], list[str]]:
             seen: dict[str, Counter[int]] = {address: Counter() for address in FLOOD_ADDRESSES}
             latencies: list[float] = []
             bad: list[str] = []
-            flooders = [client_from(a, service.base_url) for a in FLOOD_ADDRESSES]
+            flooders = [
+                client_from(a, service.base_url, headers={"X-Forwarded-For": remote(a)})
+                for a in FLOOD_ADDRESSES
+            ]
             honest_clients = [
                 client_from("127.0.0.1", service.base_url, headers=service.headers())
                 for _ in range(4)

@@ -14,10 +14,13 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
+from svc_mcp.core.backends import PORTAL
 from tests.hardening.conftest import wait_for
 from tests.hardening.fake_backend import ARRIVALS, BODIES, SLOW_SECONDS, fake_backend
 from tests.mcp.conftest import SERVICE_TOKEN, SVC_MCP, process_env
 from tests.support import free_port
+
+pytestmark = pytest.mark.e2e
 
 CLIENT_TIMEOUT = "0.5"
 
@@ -96,12 +99,29 @@ def test_garbage_answers_are_server_errors(backend: str, tool: str) -> None:
         assert expected in said, (mode, said)
 
 
+def test_an_answer_too_large_is_refused_on_its_content_length(backend: str) -> None:
+    """Refused at once from its headers (issue 33, finding 7): nothing of it is read or kept."""
+    env = {"SVC_MCP_TIMEOUT_SECONDS": "30", "PORTAL_API_BASE": f"{backend}/huge"}
+    started = time.monotonic()
+    done = subprocess.run(
+        [SVC_MCP, "portal_catalog"], capture_output=True, text=True, env=process_env(env)
+    )
+    took_cli = time.monotonic() - started
+    result, took_mcp = asyncio.run(call(f"{backend}/huge", "portal_catalog"))
+    for said, took in ((done.stderr, took_cli), (text(result), took_mcp)):
+        assert "server_error: " in said
+        cap = PORTAL.max_answer_bytes / (1024 * 1024)
+        assert f"with more than {cap:g} MiB; refused (too large" in said, said
+        assert took < SLOW_SECONDS - 1, said
+
+
 def message(payload: dict[str, object]) -> bytes:
     return (json.dumps({"jsonrpc": "2.0", **payload}) + "\n").encode()
 
 
 def test_stdin_closed_mid_call_exits_cleanly(backend: str) -> None:
-    """The host goes away while a call waits on a slow backend: exit 0, promptly, quietly."""
+    """The host closes stdin while a call waits on a slow backend: the call is answered when the
+    backend answers (here with a payload that fails its check), then exit 0, quietly."""
     env = process_env(
         {
             "SERVICE_API_BASE": f"{backend}/slow",
@@ -135,12 +155,15 @@ def test_stdin_closed_mid_call_exits_cleanly(backend: str) -> None:
     started = time.monotonic()
     process.stdin.close()
     try:
-        code = process.wait(timeout=SLOW_SECONDS)
+        code = process.wait(timeout=SLOW_SECONDS + 5)
     finally:
         process.kill()
     took = time.monotonic() - started
     stderr = process.stderr.read().decode() if process.stderr else ""
+    answer = json.loads(process.stdout.readline())
+    assert answer["id"] == 2
+    assert answer["result"]["structuredContent"]["kind"] == "server_error"
     assert code == 0, stderr
-    assert took < 3.0
+    assert took < SLOW_SECONDS + 3
     assert "Traceback" not in stderr, stderr
     assert "Error" not in stderr, stderr

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
+from tests.e2e import e2e_fixture
 from tests.hardening.conftest import seconds_from_env, wait_for
 from tests.mcp.conftest import SVC_STUB
 from tests.support import Server, free_port, running_server
@@ -24,7 +24,7 @@ from tests.support import Server, free_port, running_server
 PATHS = ("/api/catalog", "/api/page")
 
 
-@pytest.fixture
+@e2e_fixture()
 def portal(tmp_path: Path) -> Iterator[tuple[Server, Path]]:
     data = tmp_path / "data"
     subprocess.run([SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True)

@@ -86,7 +86,8 @@ def integrity(db: Path) -> str:
 
 @contextmanager
 def exclusive_lock(db: Path) -> Iterator[None]:
-    """Another connection (this test process, not the server) holds an exclusive lock."""
+    """Another connection (this test process, not the server) holds the write lock (in WAL
+    mode, an exclusive transaction excludes writers only)."""
     connection = sqlite3.connect(db, isolation_level=None, timeout=0)
     try:
         connection.execute("BEGIN EXCLUSIVE")
@@ -97,11 +98,15 @@ def exclusive_lock(db: Path) -> Iterator[None]:
 
 
 def test_locked_database(service: ServiceStub) -> None:
+    """Another process holds the write lock: in WAL mode (issue 33, finding 11) reads and
+    readiness never wait on it; a submit waits at most its bound, then 503."""
     with client(service) as http:
         assert_healthy(http)
         before = stored_ids(service.db)
         with exclusive_lock(service.db):
-            assert_broken(http)
+            started = time.monotonic()
+            assert_healthy(http)
+            assert time.monotonic() - started < PROMPT_SECONDS
             started = time.monotonic()
             refused = http.post("/api/v1/intel", json=envelope("while-locked"))
             assert_unavailable(refused)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from svc_serving.secrets_check import MAKE_ONE, guessable
+from tests.e2e import e2e_fixture
 from tests.mcp.conftest import SERVICE_TOKEN, SVC_MCP, SVC_STUB, run_commands
 from tests.support import free_port
 
@@ -19,7 +20,7 @@ ONE_CHARACTER = "k" * 40
 ONE_PATTERN = "Ab3$Xy7!" * 5
 
 
-@pytest.fixture(scope="module")
+@e2e_fixture(scope="module")
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("guessable") / "service.db"
     subprocess.run(
@@ -28,7 +29,7 @@ def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
-@pytest.fixture(scope="module")
+@e2e_fixture(scope="module")
 def portal_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data = tmp_path_factory.mktemp("guessable") / "portal"
     subprocess.run([SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True)
@@ -99,6 +100,8 @@ def test_bad_network_settings_stop_the_start_with_one_line(demo_db: Path, portal
         "SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS": [
             (service, {"SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS": "many"})
         ],
+        "SVC_HTTP_IDLE_TIMEOUT": [(gateway, {"SVC_HTTP_IDLE_TIMEOUT": "0"})],
+        "SVC_HTTP_BODY_TIMEOUT": [(portal, {"SVC_HTTP_BODY_TIMEOUT": "forever"})],
         "SERVICE_TRUSTED_PROXY_ADDRESSES": [
             (service, {"SERVICE_TRUST_PROXY": "1", "SERVICE_TRUSTED_PROXY_ADDRESSES": "proxy.lan"})
         ],

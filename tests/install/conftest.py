@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from svc_mcp.cli import main
+from svc_mcp.cli.main import main
 from svc_mcp.hosts.table import HOSTS
+from tests.e2e import e2e_fixture
 from tests.mcp.conftest import portal  # noqa: F401 - the shared portal stub fixture
 from tests.support import Server, free_port, running_server
 
@@ -154,7 +155,7 @@ def servers_of(client: str, path: Path) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------- the stubs
 
 
-@pytest.fixture(scope="session")
+@e2e_fixture(scope="session")
 def service_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("install-service") / "service.db"
     subprocess.run([SVC_STUB, "demo-data", "service", "--db", str(db)], check=True)
@@ -164,7 +165,7 @@ def service_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 StartService = Callable[[str], Server]
 
 
-@pytest.fixture
+@e2e_fixture()
 def start_service(service_db: Path, tmp_path: Path) -> Iterator[StartService]:
     """Starts a fresh data service stub (its own lockout state) with the given token."""
     with contextlib.ExitStack() as stack:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import io
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 from rich.console import Console
 
-from svc_mcp.findings import Finding, render
+from svc_mcp.hosts.findings import Finding, render
 from tests.install.conftest import (
     SERVICE_TOKEN,
     WRONG_SERVICE_TOKEN,
@@ -219,7 +221,10 @@ def test_hosts_are_found_and_a_missing_command_fails(
     assert "runs /gone/uvx, which is not there" in missing["message"]
     assert findings["host.gemini.user"]["status"] == "warn"
     assert "by name, which a GUI host may not find" in findings["host.gemini.user"]["message"]
-    assert not [check for check in findings if check.startswith("host.claude-desktop.")]
+    broken = findings["host.claude-desktop.user"]  # one line saying so, and nothing started
+    assert (broken["status"], broken.get("kind")) == ("warn", None)
+    assert "not read:" in broken["message"]
+    assert "is not valid JSON" in broken["message"]
     assert "svc" in servers_of("cursor", fake_home.user_file("cursor"))
 
 
@@ -239,3 +244,46 @@ def test_a_terminal_gets_one_rich_line_per_finding() -> None:
     assert "✗" in lines[1]
     assert "[bold]not markup[/]" in lines[1]
     assert "1 needed check(s) failed" in lines[-1]
+
+
+ODD_PORTAL = {
+    "/api/page": {"ok": True, "data": {"title": "Home", "cards": []}},
+    "/api/whoami": {"ok": True, "data": {"id": "mallory"}},
+}
+
+
+class _OddPortal(BaseHTTPRequestHandler):
+    """A portal that answers, but proves an identity that is no `Identity` record."""
+
+    def do_GET(self) -> None:
+        body = json.dumps(ODD_PORTAL.get(self.path, {"ok": False})).encode()
+        self.send_response(200 if self.path in ODD_PORTAL else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_doctor_checks_the_backends_through_the_tool_rows(fake_home: Home, run_cli: RunCli) -> None:
+    """Doctor calls `portal_page` and `portal_whoami` on the core's call path, so an identity
+    that does not match the row's record is a failure, as it would be for every tool call."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _OddPortal)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        env = {
+            "PORTAL_API_BASE": f"http://127.0.0.1:{server.server_port}",
+            "PORTAL_SESSION_TOKEN": "a-session-token-of-enough-length",
+        }
+        result, findings = doctor(run_cli, "--toolsets", "portal", env=env)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert findings["portal.answers"]["status"] == "ok"
+    identity = findings["portal.identity"]
+    assert (identity["status"], identity["kind"]) == ("fail", "server_error")
+    assert "GET /api/whoami with a payload that does not match Identity" in identity["message"]
+    assert result.returncode == 10  # the exit code of server_error

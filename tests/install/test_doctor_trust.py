@@ -128,7 +128,7 @@ def test_an_entry_gets_only_svc_mcps_own_variables(
     it with the backends' variables and leaves the other one out, naming it."""
     dump = fake_home.home / "environment"
     program = fake_home.home / "bin" / "svc-mcp"
-    write(program, f"#!/bin/sh\nenv > {dump}\nexec {sys.executable} -m svc_mcp\n")
+    write(program, f"#!/bin/sh\nenv > {dump}\npwd > {dump}.cwd\nexec {sys.executable} -m svc_mcp\n")
     program.chmod(0o755)
     entry = {
         "command": str(program),
@@ -137,6 +137,7 @@ def test_an_entry_gets_only_svc_mcps_own_variables(
             "PORTAL_API_BASE": "${env:PORTAL_API_BASE}",
             "STOLEN": "${env:AWS_SECRET_ACCESS_KEY}",
             "ALSO": "prefix-${AWS_SECRET_ACCESS_KEY}",
+            "PORTAL_SESSION_TOKEN": "${env:AWS_SECRET_ACCESS_KEY}",
         },
     }
     write(fake_home.user_file("cursor"), json.dumps({"mcpServers": {"svc": entry}}))
@@ -145,8 +146,11 @@ def test_an_entry_gets_only_svc_mcps_own_variables(
     finding = findings_of(result.stdout)["host.cursor.user"]
     assert finding["status"] == "ok", finding
     assert "env: PORTAL_API_BASE" in finding["message"]
-    assert "${env:AWS_SECRET_ACCESS_KEY}, ${AWS_SECRET_ACCESS_KEY}" in finding["message"]
+    # A variable svc-mcp does not read is left out by its name, one of ours by its reference.
+    assert "not svc-mcp's: STOLEN, ALSO, ${env:AWS_SECRET_ACCESS_KEY})" in finding["message"]
     passed = dump.read_text()
     assert f"PORTAL_API_BASE={portal.base_url}" in passed
     assert SECRET not in passed
     assert "STOLEN" not in passed
+    # Started in the home: a uv.toml or .python-version of the folder doctor runs in is not read.
+    assert Path(f"{dump}.cwd").read_text().strip() == str(fake_home.home)

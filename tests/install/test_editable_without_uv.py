@@ -23,7 +23,7 @@ def test_an_editable_install_without_uv_writes_the_venvs_own_command(
     # What this installation finds on a machine where uv is nowhere: the venv's own svc-mcp,
     # installed from this checkout.
     found = Runners(script=str(VENV_SCRIPT), checkout=ROOT)
-    monkeypatch.setattr("svc_mcp.local_entry.this_installation", lambda environ: found)
+    monkeypatch.setattr("svc_mcp.hosts.local_entry.this_installation", lambda environ: found)
     env = {"PORTAL_API_BASE": portal.base_url}
     result = run_cli("install", "--client", "cursor", env=env)
     assert result.returncode == 0, result.stderr

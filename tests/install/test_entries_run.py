@@ -31,7 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from svc_mcp.hosts.runners import GITHUB_URL
 from svc_mcp.hosts.table import HOSTS
-from svc_mcp.table import TOOLS
+from svc_mcp.tools.table import TOOLS
 from tests.install.conftest import CLEARED, HOST_NAMES, FakeIndex, Home, RunCli, servers_of
 from tests.mcp.conftest import PortalStub
 from tests.support import ROOT, Server, free_port, running_server

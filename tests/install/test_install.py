@@ -253,7 +253,7 @@ def test_paths_follow_each_os(client: str, platform: Platform) -> None:
 def test_the_cli_writes_where_the_platform_says(
     platform: Platform, fake_home: Home, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("svc_mcp.setup_targets.current_platform", lambda: platform)
+    monkeypatch.setattr("svc_mcp.hosts.targets.current_platform", lambda: platform)
     for client in ("claude-desktop", "vscode", "cursor"):
         assert run_cli("install", "--client", client, *SRC).returncode == 0
         relative = PER_OS.get(client, {}).get(platform, LINUX_USER_FILES[client])
@@ -600,10 +600,11 @@ def test_the_front_door_hands_over_and_refuses_options_before(run_cli: RunCli) -
     assert run_cli("uninstall", "--client", "nowhere").returncode == 2
 
 
+@pytest.mark.e2e
 def test_install_and_doctor_never_import_mcp(fake_home: Home) -> None:
     code = (
         "import sys\n"
-        "from svc_mcp.cli import main\n"
+        "from svc_mcp.cli.main import main\n"
         "for args in (['install', '--client', 'cursor', '--uvx', '/u/uvx', '--print'],\n"
         "             ['doctor', '--toolsets', 'portal']):\n"
         "    try:\n"

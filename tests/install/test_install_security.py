@@ -185,3 +185,27 @@ def test_a_token_backup_leaves_a_dotfiles_repository(
     assert sorted(p.name for p in dotfiles.iterdir()) == [".git", "cursor.json"]
     (backup,) = (tmp_path / "s" / "svc-mcp" / "backups").iterdir()
     assert FIRST in backup.read_text()
+
+
+def test_github_pins_the_commit_this_installation_was_built_from(
+    fake_home: Home, run_cli: RunCli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An installation from git says its commit (PEP 610 direct_url.json): the entry pins it, not
+    the release tag, which whoever controls the repository could move."""
+    version, commit = own_version(), "0123456789abcdef0123456789abcdef01234567"
+    tagged = run_cli("install", "--client", "cursor", "--source", "github", "--uvx", UVX, "--print")
+    assert "the entry runs the tag v" in tagged.stderr
+    info = tmp_path / "site" / f"svc_mcp-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: svc-mcp\nVersion: {version}\n")
+    origin = {
+        "url": "https://github.com/svc-mcp/svc-mcp.git",
+        "vcs_info": {"vcs": "git", "commit_id": commit, "requested_revision": f"v{version}"},
+    }
+    (info / "direct_url.json").write_text(json.dumps(origin))
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    pinned = run_cli("install", "--client", "cursor", "--source", "github", "--uvx", UVX, "--print")
+    assert pinned.returncode == 0, pinned.stderr
+    args = json.loads(pinned.stdout)["mcpServers"]["svc"]["args"]
+    assert args == ["--from", f"git+https://github.com/svc-mcp/svc-mcp@{commit}", "svc-mcp"]
+    assert "the entry runs the tag" not in pinned.stderr

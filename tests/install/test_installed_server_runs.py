@@ -12,7 +12,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from svc_mcp.hosts.runners import Source, runner_env
-from svc_mcp.table import TOOLS
+from svc_mcp.tools.table import TOOLS
 from tests.install.conftest import HOST_NAMES, Home, RunCli, servers_of
 from tests.mcp.conftest import PortalStub
 

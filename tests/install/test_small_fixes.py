@@ -7,10 +7,11 @@ import io
 import subprocess
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
-from svc_mcp.listing import print_table
-from svc_mcp.table import TOOLS
+from svc_mcp.cli.listing import print_table
+from svc_mcp.tools.table import TOOLS
 from tests.install.conftest import SVC_STUB
 
 
@@ -24,6 +25,7 @@ def test_tool_names_are_never_cut_on_a_narrow_terminal() -> None:
         assert "…" not in text.split("\n", 3)[-1].split()[0]
 
 
+@pytest.mark.e2e
 def test_the_service_stub_refuses_a_database_that_is_not_there(tmp_path: Path) -> None:
     missing = tmp_path / "mistyped.db"
     result = subprocess.run(

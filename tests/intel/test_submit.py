@@ -21,10 +21,11 @@ import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 
 from server_stub.intel.envelope import format_time, key_bytes, nesting_depth, sign, signature
-from svc_client.client import new_http_client
-from svc_mcp import cli as svc_mcp_cli
-from svc_mcp.server import build_server
-from svc_mcp.table import TOOLS
+from svc_mcp.cli import main as svc_mcp_cli
+from svc_mcp.core.client import new_http_client
+from svc_mcp.serve.server import build_server
+from svc_mcp.tools.table import TOOLS
+from tests.e2e import e2e_fixture
 from tests.mcp.conftest import (
     INTEL_KEY,
     SVC_MCP,
@@ -36,7 +37,7 @@ from tests.mcp.conftest import (
 )
 
 
-@pytest.fixture(scope="module")
+@e2e_fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceStub]:
     with service_stub(tmp_path_factory.mktemp("intel-service")) as stub:
         yield stub
@@ -149,6 +150,7 @@ async def _flood(
     return statuses
 
 
+@pytest.mark.e2e
 def test_concurrent_submissions_keep_every_envelope_once(tmp_path: Path) -> None:
     envelopes = [signed(id=f"load-{index:04d}") for index in range(1000)]
     replays = random.Random(5).sample(envelopes, 200)
@@ -250,6 +252,7 @@ async def read_intel_over_stdio(variables: dict[str, str]) -> Any:
         return await session.call_tool("get_intel", {"limit": 5})
 
 
+@pytest.mark.e2e
 def test_a_body_nested_too_deep_is_refused_and_the_inbox_stays_readable(tmp_path: Path) -> None:
     with service_stub(tmp_path) as stub:
         with httpx.Client(base_url=stub.base_url, headers=stub.headers(), timeout=30) as http:

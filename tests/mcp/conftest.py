@@ -20,10 +20,14 @@ from unittest import mock
 
 import httpx2
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from svc_client.toolspec import ToolSpec
+from svc_mcp.core.client import new_http_client
+from svc_mcp.core.toolspec import ToolSpec
+from svc_mcp.serve.server import build_server
+from svc_mcp.tools.table import TOOLS
+from tests.e2e import e2e_fixture
 from tests.support import CONFINED, free_port, running_server
 
 T = TypeVar("T")
@@ -43,6 +47,8 @@ _OUR_VARIABLES = (
     "SERVICE_API_TOKEN",
     "DASHBOARD_API_TOKEN",
     "SERVICE_INTEL_HMAC",
+    "SVC_MCP_OAUTH_ISSUER",
+    "SVC_MCP_PUBLIC_URL",
 )
 
 
@@ -164,6 +170,16 @@ async def over_stdio(variables: Mapping[str, str], use: SessionUse[T], *args: st
         return await use(session)
 
 
+ClientUse = Callable[[Client], Awaitable[T]]
+
+
+async def in_memory(use: ClientUse[T]) -> T:
+    """`use` on the official client connected in process to the server `svc-mcp` serves, over
+    the SDK's in-memory transport: for protocol tests where no process is the point."""
+    async with new_http_client() as http, Client(build_server(TOOLS, http)) as client:
+        return await use(client)
+
+
 async def over_http(url: str, use: SessionUse[T]) -> T:
     """`use` on a session with a real `svc-mcp --http` gateway at `url`."""
     async with (
@@ -174,7 +190,7 @@ async def over_http(url: str, use: SessionUse[T]) -> T:
         return await use(session)
 
 
-@pytest.fixture(scope="session")
+@e2e_fixture(scope="session")
 def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PortalStub]:
     root = tmp_path_factory.mktemp("mcp-portal")
     data = root / "data"
@@ -240,7 +256,7 @@ def service_stub(root: Path, *server_args: str, **extra_env: str) -> Iterator[Se
         )
 
 
-@pytest.fixture(scope="session")
+@e2e_fixture(scope="session")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceStub]:
     with service_stub(tmp_path_factory.mktemp("mcp-service")) as stub:
         yield stub

@@ -25,6 +25,8 @@ from tests.mcp.conftest import (
     run_commands,
 )
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture
 def listener() -> Iterator[tuple[str, socket.socket]]:
@@ -106,6 +108,8 @@ def test_help_piped_is_plain_and_unwrapped() -> None:
     commands = [
         [SVC_MCP, "install", "--help"],
         [SVC_MCP, "doctor", "--help"],
+        [SVC_MCP, "--help"],
+        [SVC_MCP, "tools", "--help"],
         [SVC_MCP, "portal", "--help"],
         [SVC_PORTAL, "--help"],
         [SVC_MCP, "get_orders", "--help"],
@@ -117,11 +121,13 @@ def test_help_piped_is_plain_and_unwrapped() -> None:
         assert result.returncode == 0, (command, result.stderr)
         assert "<bool>" not in result.stdout, command
         assert not {"╭", "│"} & set(result.stdout), command
+        assert "analytics" not in result.stdout, command  # the toolset's former name
     install = done[0].stdout
     assert "--source <here|pypi|github|local>" in install
     assert hosts_help() in install  # on one line: nothing wrapped mid-word
-    assert "svc-portal" not in done[2].stdout
-    assert "svc-stub intel sign --file draft.json" in done[5].stdout
+    assert "--toolsets portal,service" in done[1].stdout
+    assert "svc-portal" not in done[4].stdout
+    assert "svc-stub intel sign --file draft.json" in done[7].stdout
 
 
 def test_help_on_a_terminal_is_rich_and_flags_show_no_value() -> None:
@@ -144,3 +150,22 @@ def test_help_on_a_terminal_is_rich_and_flags_show_no_value() -> None:
     for flag in ("--json", "--trust-project"):
         (line,) = [line for line in text.splitlines() if f"{flag} " in line]
         assert "<bool>" not in line, line
+
+
+def test_one_generator_builds_svc_mcp_and_svc_portal_commands() -> None:
+    """A row's command reads the same under `svc-mcp <tool>` and `svc-portal <group> <command>`:
+    one generator (svc_mcp.cli.commands) builds both from the row."""
+    by_tool, by_path, group = run_commands(
+        [
+            ([SVC_MCP, "portal_sessions", "--help"], {}),
+            ([SVC_PORTAL, "identity", "sessions", "--help"], {}),
+            ([SVC_PORTAL, "identity"], {}),
+        ]
+    )
+    assert by_tool.returncode == by_path.returncode == 0
+    after_usage = [done.stdout.split("\n", 1)[1] for done in (by_tool, by_path)]
+    assert after_usage[0] == after_usage[1]
+    assert by_path.stdout.startswith("usage: svc-portal identity sessions [-h] [--json]")
+    assert group.returncode == 2  # a group without its command shows its help
+    assert "sessions" in group.stderr
+    assert "Login sessions" in group.stderr

@@ -19,11 +19,12 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, ListToolsResult, TextContent
 
-from svc_client.toolspec import ToolSpec
-from svc_mcp import cli as svc_mcp_cli
-from svc_mcp.demo_stubs import DemoStubs, running_stubs
-from svc_mcp.table import TOOLS
-from tests.mcp.conftest import SVC_MCP, over_stdio, process_env, run_in_process
+from svc_mcp.cli import main as svc_mcp_cli
+from svc_mcp.core.toolspec import ToolSpec
+from svc_mcp.demo.stubs import DemoStubs, running_stubs
+from svc_mcp.tools.table import TOOLS
+from tests.e2e import e2e_fixture
+from tests.mcp.conftest import SVC_MCP, in_memory, over_stdio, process_env, run_in_process
 from tests.support import free_port
 from tests.views.conftest import APPS
 
@@ -84,7 +85,7 @@ async def _see(session: ClientSession) -> Seen:
     )
 
 
-@pytest.fixture(scope="module")
+@e2e_fixture(scope="module")
 def stubs() -> Iterator[DemoStubs]:
     with running_stubs() as running:
         yield running
@@ -214,6 +215,14 @@ def test_fields_cut_each_record_down(seen: Seen, stubs: DemoStubs) -> None:
     assert json.loads(done.stdout) == records
 
 
+@pytest.fixture
+def nowhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both backends at a closed loopback port, for the in-process server to read."""
+    closed = f"http://127.0.0.1:{free_port()}"
+    monkeypatch.setenv("PORTAL_API_BASE", closed)
+    monkeypatch.setenv("SERVICE_API_BASE", closed)
+
+
 @pytest.mark.parametrize(
     ("tool", "arguments", "says", "hint"),
     [
@@ -230,18 +239,11 @@ def test_fields_cut_each_record_down(seen: Seen, stubs: DemoStubs) -> None:
     ],
 )
 def test_bad_arguments_are_caught_before_any_request(
-    tool: str, arguments: dict[str, object], says: str, hint: str
+    tool: str, arguments: dict[str, object], says: str, hint: str, nowhere: None
 ) -> None:
     """Both backends point at a closed port: an error other than `unreachable` proves that
     nothing was sent."""
-    nowhere = f"http://127.0.0.1:{free_port()}"
-    variables = {"PORTAL_API_BASE": nowhere, "SERVICE_API_BASE": nowhere}
-
-    async def call(session: ClientSession) -> CallToolResult:
-        await session.initialize()
-        return await session.call_tool(tool, arguments)
-
-    result = asyncio.run(over_stdio(variables, call))
+    result = asyncio.run(in_memory(lambda client: client.call_tool(tool, arguments)))
     assert result.is_error
     assert text_of(result).startswith(f"invalid_argument: {says}")
     assert result.structured_content == {
@@ -251,18 +253,10 @@ def test_bad_arguments_are_caught_before_any_request(
     }
 
 
-def test_an_unknown_tool_is_an_error_with_a_kind() -> None:
+def test_an_unknown_tool_is_an_error_with_a_kind(nowhere: None) -> None:
     """Like every other failure: `<kind>: <message>` text and `{kind, message}`, and the name
     the caller sent is not echoed."""
-
-    async def call(session: ClientSession) -> CallToolResult:
-        await session.initialize()
-        return await session.call_tool("get_secret_thing", {})
-
-    nowhere = f"http://127.0.0.1:{free_port()}"
-    result = asyncio.run(
-        over_stdio({"PORTAL_API_BASE": nowhere, "SERVICE_API_BASE": nowhere}, call)
-    )
+    result = asyncio.run(in_memory(lambda client: client.call_tool("get_secret_thing", {})))
     assert result.is_error
     assert text_of(result) == "not_found: no tool of that name here; tools/list names them"
     assert result.structured_content == {

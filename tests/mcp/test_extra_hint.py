@@ -29,7 +29,8 @@ WITHOUT_SDK = textwrap.dedent(
 
 
 @pytest.mark.parametrize(
-    ("module", "prog"), [("svc_client.telemetry", "svc-mcp"), ("server_stub.telemetry", "svc-stub")]
+    ("module", "prog"),
+    [("svc_mcp.core.telemetry", "svc-mcp"), ("server_stub.telemetry", "svc-stub")],
 )
 def test_a_checkout_is_told_uv_run_with_the_extra(module: str, prog: str) -> None:
     done = subprocess.run(

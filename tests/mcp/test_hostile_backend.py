@@ -20,14 +20,14 @@ import respx
 from mcp.types import TextContent
 
 from portal_tools.tools import PORTAL_TOOLS
-from service_tools.tools import INTEL_MAX_BYTES, SERVICE_TOOLS
-from svc_client.calls import call_tool, call_tool_once, retry_delay
-from svc_client.client import new_http_client
-from svc_client.errors import Misconfigured, ServerError, Unreachable
-from svc_client.safe_text import safe_json, visible
-from svc_client.settings import INSECURE_HOSTS_VARIABLE
-from svc_client.toolspec import ToolSpec
-from tests.mcp.conftest import SVC_MCP, over_stdio, run_command
+from svc_mcp.core.calls import call_tool, call_tool_once, retry_delay
+from svc_mcp.core.client import new_http_client
+from svc_mcp.core.errors import Misconfigured, ServerError, Unreachable
+from svc_mcp.core.safe_text import safe_json, visible
+from svc_mcp.core.settings import INSECURE_HOSTS_VARIABLE
+from svc_mcp.core.toolspec import ToolSpec
+from svc_mcp.tools.service import INTEL_MAX_BYTES, SERVICE_TOOLS
+from tests.mcp.conftest import SVC_MCP, in_memory, run_command
 
 TOKEN = "hostile-test-token-0123456789abcdef"
 HOSTILE_TEXT = "\x1b]0;pwned\x07\x1b[2J\x9b1Aall good\u202eevil\r\nforged: ok"
@@ -42,6 +42,14 @@ EVENT = {
     "message": "C1 \x9b2J and bidi \u202eevil kept",
 }
 HOSTILE_CURSOR = "c1\x1b[2Jx\u202e"
+NON_FINITE = (
+    b'{"ok":true,"data":{"mode":"running","trading_enabled":true,"mode_reason":null,'
+    b'"account":"A1","base_currency":"USD","equity":1e999,"cash":-1e999,"gross_exposure":NaN,'
+    b'"net_exposure":1.5,"unrealized_pnl":0,"open_positions":1,"open_orders":0,'
+    b'"daemon_version":"1","started_at":"2026-01-02T03:04:05Z",'
+    b'"last_heartbeat_at":"2026-01-02T03:04:05Z","updated_at":"2026-01-02T03:04:05Z"}}'
+)
+"""What Python's own JSON reader takes and no JSON reader must: infinities and NaN."""
 BOMB_BYTES = 256 * 1024 * 1024
 """Inflated size of the gzip bomb; about 256 KiB on the wire."""
 
@@ -97,6 +105,8 @@ class HostileBackend:
             return 200, json.dumps(envelope).encode(), {}
         if mode == "bomb":
             return 200, self.bomb, {"Content-Encoding": "gzip"}
+        if mode == "nonfinite":
+            return 200, NON_FINITE, {}
         data = {"auth_required": True, "authenticated": True}
         return 200, json.dumps({"ok": True, "data": data}).encode(), {}
 
@@ -151,6 +161,7 @@ def test_visible_escapes_controls_and_keeps_the_rest() -> None:
     assert not set(safe_json(value)) & {"\x9b", "\u202e", "\x1b", "\x7f"}
 
 
+@pytest.mark.e2e
 def test_backend_error_text_reaches_stderr_escaped(hostile: HostileBackend) -> None:
     done = run_command([SVC_MCP, "get_system"], service_env(hostile, "escape"))
     assert done.returncode == 10, done.stderr
@@ -160,6 +171,7 @@ def test_backend_error_text_reaches_stderr_escaped(hostile: HostileBackend) -> N
     assert "\\u202eevil" in done.stderr
 
 
+@pytest.mark.e2e
 def test_stdout_json_and_the_cursor_are_escaped_and_the_data_kept(
     hostile: HostileBackend,
 ) -> None:
@@ -170,12 +182,9 @@ def test_stdout_json_and_the_cursor_are_escaped_and_the_data_kept(
     assert "next_cursor: c1\\x1b[2Jx\\u202e" in done.stderr
 
 
-def test_mcp_error_text_is_escaped(hostile: HostileBackend) -> None:
-    async def use(session: Any) -> Any:
-        await session.initialize()
-        return await session.call_tool("get_system", {})
-
-    result = asyncio.run(over_stdio(service_env(hostile, "escape"), use))
+def test_mcp_error_text_is_escaped(service_at: Any) -> None:
+    service_at("escape")
+    result = asyncio.run(in_memory(lambda client: client.call_tool("get_system", {})))
     assert result.is_error
     content = result.content[0]
     assert isinstance(content, TextContent)
@@ -247,14 +256,14 @@ def test_the_retry_rule() -> None:
     assert retry_delay(read, 1, never_left) is None, "a row without transport_retries"
 
 
-def test_submit_intel_over_mcp_is_bounded_before_sending(hostile: HostileBackend) -> None:
+def test_submit_intel_over_mcp_is_bounded_before_sending(
+    hostile: HostileBackend, service_at: Any
+) -> None:
     too_big = {**SIGNED, "body": {"text": "x" * INTEL_MAX_BYTES}}
-
-    async def use(session: Any) -> Any:
-        await session.initialize()
-        return await session.call_tool("submit_intel", {"envelope": too_big})
-
-    result = asyncio.run(over_stdio(service_env(hostile, "intake"), use))
+    service_at("intake")
+    result = asyncio.run(
+        in_memory(lambda client: client.call_tool("submit_intel", {"envelope": too_big}))
+    )
     assert result.is_error
     assert result.structured_content["kind"] == "invalid_argument"
     assert "64 KiB" in result.structured_content["message"]
@@ -314,3 +323,17 @@ def test_a_named_host_or_no_token_may_use_plain_http(
     with pytest.raises(Unreachable):
         call_tool_once(whoami, {})
     assert remote_portal == ["portal.example"], "no token: nothing to protect"
+
+
+def _strict(constant: str) -> None:
+    raise ValueError(f"not JSON: {constant}")
+
+
+def test_non_finite_numbers_come_out_as_valid_json(hostile: HostileBackend) -> None:
+    """A backend's 1e999 and NaN: the CLI prints null (decisions.md), which any JSON reader
+    takes."""
+    done = run_command([SVC_MCP, "get_system"], service_env(hostile, "nonfinite"))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout, parse_constant=_strict)
+    assert (data["equity"], data["cash"], data["gross_exposure"]) == (None, None, None)
+    assert data["net_exposure"] == 1.5

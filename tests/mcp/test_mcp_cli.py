@@ -14,10 +14,10 @@ import httpx
 import pytest
 
 from portal_tools.tools import PORTAL_TOOLS
-from service_tools.tools import SERVICE_TOOLS
-from svc_client.exits import EXIT_CODES
-from svc_mcp import cli as svc_mcp_cli
-from svc_mcp.table import TOOLS
+from svc_mcp.cli import main as svc_mcp_cli
+from svc_mcp.core.exits import EXIT_CODES
+from svc_mcp.tools.service import SERVICE_TOOLS
+from svc_mcp.tools.table import TOOLS
 from tests.hardening.fake_backend import ARRIVALS, fake_backend
 from tests.mcp.conftest import (
     SVC_MCP,
@@ -170,7 +170,9 @@ def test_a_failure_is_one_line_and_its_exit_code(
     [
         ("locked", "locked_out", "retry after 840 seconds"),
         ("limited", "rate_limited", "retry after 30 seconds"),
-        ("unavailable", "server_error", "HTTP 503"),
+        ("unavailable", "unavailable", "retry after 7 seconds; retrying is safe"),
+        ("bad-gateway", "unavailable", "HTTP 502"),
+        ("gateway-timeout", "unavailable", "HTTP 504"),
     ],
 )
 def test_answers_the_stub_never_gives_have_their_exit_codes_too(
@@ -318,6 +320,7 @@ def test_svc_mcp_portal_is_svc_portal(portal: PortalStub) -> None:
     assert "identity" in help_text.stdout
 
 
+@pytest.mark.e2e
 def test_a_reader_that_stops_early_gets_no_traceback() -> None:
     """`svc-mcp tools | head`: the pipe has no reader left when the listing is written."""
     read_end, write_end = os.pipe()

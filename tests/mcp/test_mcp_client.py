@@ -12,11 +12,11 @@ import respx
 
 from portal_tools.models import Identity
 from portal_tools.tools import AUDITOR, PORTAL_TOOLS
-from svc_client.backends import SERVICE
-from svc_client.calls import ToolResult, call_tool
-from svc_client.client import fetch, new_http_client
-from svc_client.connection import MAX_RESPONSE_BYTES, Connection, Payload
-from svc_client.errors import (
+from svc_mcp.core.backends import SERVICE
+from svc_mcp.core.calls import ToolResult, call_tool
+from svc_mcp.core.client import fetch, new_http_client
+from svc_mcp.core.connection import LOCKOUT_HINT, MAX_RESPONSE_BYTES, Connection, Payload
+from svc_mcp.core.errors import (
     BadRequest,
     CallError,
     Forbidden,
@@ -26,9 +26,10 @@ from svc_client.errors import (
     RateLimited,
     ServerError,
     Unauthorized,
+    Unavailable,
     Unreachable,
 )
-from svc_client.toolspec import ToolSpec
+from svc_mcp.core.toolspec import ToolSpec
 
 BASE = "https://portal.test"
 TOKEN = "session-token-0123456789abcdef"
@@ -152,8 +153,7 @@ ERRORS = [
         {"Retry-After": "840"},
         TOKEN,
         LockedOut,
-        "locked out by the portal after repeated failed credentials: retry after 840 seconds; "
-        "not retried automatically",
+        "retry after 840 seconds; not retried automatically",
         id="429 locked out",
     ),
     pytest.param(
@@ -186,14 +186,14 @@ ERRORS = [
     pytest.param(
         503,
         error("unavailable", "data directory unreadable"),
-        {},
+        {"Retry-After": "7"},
         TOKEN,
-        ServerError,
-        "HTTP 503 (unavailable: data directory unreadable)",
+        Unavailable,
+        "HTTP 503 (unavailable: data directory unreadable); retry after 7 seconds",
         id="503",
     ),
     pytest.param(
-        502, "<html>bad gateway</html>", {}, TOKEN, ServerError, "no error envelope", id="502 html"
+        502, "<html>bad gateway</html>", {}, TOKEN, Unavailable, "no error envelope", id="502 html"
     ),
     pytest.param(
         200, {"data": [1]}, {}, TOKEN, ServerError, "without the documented envelope", id="no ok"
@@ -230,8 +230,12 @@ def test_each_failure_is_typed_and_says_what_to_do(
     assert says in str(raised.value)
     assert "\n" not in str(raised.value)
     assert TOKEN not in str(raised.value)
-    if isinstance(raised.value, LockedOut | RateLimited):
+    if isinstance(raised.value, LockedOut | RateLimited | Unavailable):
         assert raised.value.retry_after == (int(headers["Retry-After"]) if headers else None)
+    if isinstance(raised.value, LockedOut):
+        # The locked caller's token was not checked: the hint names the lockout, not the token.
+        assert raised.value.hint == LOCKOUT_HINT
+        assert "not checked" in str(raised.value)
 
 
 def test_a_token_echoed_by_the_server_is_scrubbed() -> None:
@@ -320,9 +324,11 @@ def test_a_base_url_that_is_no_url_is_misconfigured(monkeypatch: pytest.MonkeyPa
         ({"id": "alice", "kind": "human"}, "role: Field required"),
         ({**ALICE, "role": "superuser"}, "role: Input should be"),
         ({**ALICE, "tokenHash": "ab" * 32}, "secret-looking fields ['tokenHash']"),
+        ({**ALICE, "apiKey": "ab" * 32}, "secret-looking fields ['apiKey']"),
+        ({**ALICE, "sessionCookie": "ab" * 32}, "secret-looking fields ['sessionCookie']"),
         ([ALICE], "Input should be a valid dictionary"),
     ],
-    ids=["missing field", "unknown role", "secret field", "list for an object"],
+    ids=["missing field", "unknown role", "secret field", "key field", "cookie field", "list"],
 )
 def test_a_payload_that_breaks_the_contract_is_refused(
     monkeypatch: pytest.MonkeyPatch, data: object, says: str

@@ -18,7 +18,7 @@ from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
-from svc_mcp.table import TOOLS
+from svc_mcp.tools.table import TOOLS
 from tests.mcp.conftest import PortalStub, ServiceStub, process_env
 from tests.mcp.test_service_tools import signed_envelope
 from tests.support import ROOT, free_port, running_server

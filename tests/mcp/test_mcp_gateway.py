@@ -13,7 +13,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from svc_mcp.table import TOOLS
+from svc_mcp.tools.table import TOOLS
 from tests.mcp.conftest import SVC_MCP, PortalStub, process_env, run_commands
 from tests.support import Server, free_port, running_server
 

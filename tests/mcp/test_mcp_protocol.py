@@ -17,8 +17,8 @@ import httpx
 import pytest
 from mcp.shared.inbound import NAME_BEARING_METHODS
 
-from svc_mcp.server import TOOL_LIST_TTL_MS
-from svc_mcp.table import TOOLS
+from svc_mcp.serve.server import TOOL_LIST_TTL_MS
+from svc_mcp.tools.table import TOOLS
 from tests.mcp.conftest import SVC_MCP, PortalStub, process_env
 from tests.support import free_port, running_server
 

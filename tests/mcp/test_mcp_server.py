@@ -12,10 +12,10 @@ import pytest
 from mcp import Client
 from mcp.types import TextContent
 
-from svc_client.client import new_http_client
-from svc_client.toolspec import ToolSpec
-from svc_mcp import server
-from svc_mcp.table import TOOLS
+from svc_mcp.core.client import new_http_client
+from svc_mcp.core.toolspec import ToolSpec
+from svc_mcp.serve import server
+from svc_mcp.tools.table import TOOLS
 
 CATALOG = next(spec for spec in TOOLS if spec.name == "portal_catalog")
 
@@ -31,7 +31,9 @@ async def call(name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
 def test_arguments_reach_the_row_as_sent(monkeypatch: pytest.MonkeyPatch) -> None:
     received: list[dict[str, object]] = []
 
-    async def recording(spec: ToolSpec, arguments: dict[str, object], http: object) -> Any:
+    async def recording(
+        spec: ToolSpec, arguments: dict[str, object], http: object, slot: object
+    ) -> Any:
         received.append(arguments)
         raise RuntimeError("stop here")
 
@@ -45,11 +47,13 @@ def test_arguments_reach_the_row_as_sent(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_a_bug_is_a_tool_error_without_its_text(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async def broken(spec: ToolSpec, arguments: dict[str, object], http: object) -> Any:
+    async def broken(
+        spec: ToolSpec, arguments: dict[str, object], http: object, slot: object
+    ) -> Any:
         raise RuntimeError("internal detail 7f3a")
 
     monkeypatch.setattr(server, "call_tool", broken)
-    with caplog.at_level(logging.ERROR, logger="svc_mcp.server"):
+    with caplog.at_level(logging.ERROR, logger="svc_mcp.serve.server"):
         is_error, text = anyio.run(call, CATALOG.name, {})
     assert (is_error, text) == (True, f"Error executing tool {CATALOG.name}")
     assert "internal detail 7f3a" in caplog.text  # for whoever reads the server's log

@@ -10,8 +10,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
 from portal_tools.tools import PORTAL_TOOLS
-from service_tools.tools import SERVICE_TOOLS
-from svc_mcp.table import TOOLS
+from svc_mcp.tools.service import SERVICE_TOOLS
+from svc_mcp.tools.table import TOOLS
 from tests.mcp.conftest import SVC_MCP, PortalStub
 
 

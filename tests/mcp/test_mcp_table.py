@@ -9,12 +9,12 @@ import jsonschema
 import pytest
 
 from portal_tools.tools import ANYONE, PORTAL_TOOLS
-from svc_client.backends import PORTAL, SERVICE, Toolset
-from svc_client.errors import InvalidArgument
-from svc_client.records import SecretFreeRecord
-from svc_client.schemas import compact, output_schema
-from svc_client.toolspec import READ_ONLY, Hints, ToolSpec
-from svc_mcp.table import TOOLS, parse_toolsets, select_tools
+from svc_mcp.core.backends import PORTAL, SERVICE, Toolset
+from svc_mcp.core.errors import InvalidArgument
+from svc_mcp.core.records import SecretFreeRecord
+from svc_mcp.core.toolspec import READ_ONLY, Hints, ToolSpec
+from svc_mcp.serve.schemas import compact, output_schema
+from svc_mcp.tools.table import TOOLS, parse_toolsets, select_tools
 
 SPEC_ROWS = {
     # tool -> (path, svc-portal command), as spec 1 section 4 names them

@@ -19,8 +19,9 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
-from svc_mcp.demo_trace import ReceivedSpan, Receiver, otel_env, receiving
-from svc_mcp.spans import REDACTED, captured
+from svc_mcp.demo.trace import ReceivedSpan, Receiver, otel_env, receiving
+from svc_mcp.serve.spans import REDACTED, captured
+from tests.e2e import e2e_fixture
 from tests.mcp.conftest import (
     SERVICE_TOKEN,
     SVC_MCP,
@@ -59,7 +60,7 @@ def receiver() -> Iterator[Receiver]:
         yield received
 
 
-@pytest.fixture(scope="module")
+@e2e_fixture(scope="module")
 def traced_service(
     receiver: Receiver, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ServiceStub]:
@@ -68,7 +69,7 @@ def traced_service(
         yield stub
 
 
-@pytest.fixture(scope="module")
+@e2e_fixture(scope="module")
 def gateway(
     traced_service: ServiceStub, receiver: Receiver, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, Path]]:

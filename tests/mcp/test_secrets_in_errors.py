@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 from mcp import Client, ClientSession
 from mcp.types import CallToolResult, TextContent
 
-from svc_client.client import new_http_client
-from svc_client.exits import EXIT_CODES
-from svc_mcp import cli as svc_mcp_cli
-from svc_mcp.server import build_server
-from svc_mcp.table import TOOLS
+from svc_mcp.cli import main as svc_mcp_cli
+from svc_mcp.core.client import new_http_client
+from svc_mcp.core.exits import EXIT_CODES
+from svc_mcp.serve.server import build_server
+from svc_mcp.tools.table import TOOLS
 from tests.hardening.fake_backend import fake_backend
 from tests.mcp.conftest import (
     SERVICE_TOKEN,
@@ -93,6 +93,7 @@ def test_a_token_with_a_trailing_crlf_is_used_without_it(service: ServiceStub) -
     assert not result.is_error, text_of(result)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "token",
     [f"{SECRET}\x07", f"{SECRET[:10]}\rX{SECRET[10:]}", f"{SECRET} more", f"{SECRET}é"],
@@ -128,6 +129,7 @@ def test_a_base_url_with_user_info_is_refused_everywhere(service: ServiceStub) -
     assert_hidden(SECRET, cli.stdout, cli.stderr, text_of(result), doctor.stdout, doctor.stderr)
 
 
+@pytest.mark.e2e
 def test_a_backend_echoing_the_token_is_scrubbed(echo_backend: str) -> None:
     variables = {"SERVICE_API_BASE": echo_backend, "SERVICE_API_TOKEN": SECRET}
     cli = run(["get_system"], variables)

@@ -20,9 +20,9 @@ from mcp import ClientSession
 from mcp.types import CallToolResult, ListToolsResult
 
 from server_stub.intel.envelope import key_bytes, sign
-from service_tools.tools import SERVICE_TOOLS
-from svc_client.schemas import output_schema
-from svc_mcp import cli as svc_mcp_cli
+from svc_mcp.cli import main as svc_mcp_cli
+from svc_mcp.serve.schemas import output_schema
+from svc_mcp.tools.service import SERVICE_TOOLS
 from tests.mcp.conftest import (
     INTEL_KEY,
     ServiceStub,
@@ -164,6 +164,7 @@ def wait_for_lines(path: Path, marker: str, count: int) -> str:
         time.sleep(0.05)
 
 
+@pytest.mark.e2e
 def test_a_wrong_token_locks_out_and_is_never_retried(tmp_path: Path) -> None:
     wrong = "wrong-token-" + "w" * 24
     with service_stub(tmp_path) as stub:

@@ -22,7 +22,8 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
 )
 
-from svc_mcp.demo_trace import ReceivedSpan, Receiver, otel_env, receiving
+from svc_mcp.demo.trace import ReceivedSpan, Receiver, otel_env, receiving
+from tests.e2e import e2e_fixture
 from tests.mcp.conftest import (
     INTEL_KEY,
     SERVICE_TOKEN,
@@ -61,7 +62,7 @@ def receiver() -> Iterator[Receiver]:
         yield received
 
 
-@pytest.fixture(scope="module")
+@e2e_fixture(scope="module")
 def stub(receiver: Receiver, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceStub]:
     """A data-service stub at its default sampler, drawing from the cycle."""
     root = tmp_path_factory.mktemp("sampling-stub")
@@ -89,7 +90,7 @@ def gateway(
     stub: ServiceStub, receiver: Receiver, log: Path, **variables: str
 ) -> AbstractContextManager[Server]:
     port = free_port()
-    launcher = CYCLING_DRAW.format(module="svc_client.telemetry", main="svc_mcp")
+    launcher = CYCLING_DRAW.format(module="svc_mcp.core.telemetry", main="svc_mcp")
     return running_server(
         ["-c", launcher, "--http", "--no-auth", "--port", str(port)],
         port=port,

@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from svc_mcp.hosts.entries import ENV_KEYS, SECRET_KEYS
 from tests.support import ROOT
@@ -56,6 +57,8 @@ def test_the_mcpb_bundle_is_built_with_a_valid_manifest(tmp_path: Path) -> None:
     assert manifest["$schema"].endswith("/mcpb-manifest-v0.4.schema.json")
     assert manifest["server"]["entry_point"] in names
     assert {"pyproject.toml", "uv.lock", "LICENSE", "server_stub/cli.py"} <= names
+    # The bundled uv.lock decides what runs: uv neither re-resolves nor rewrites it.
+    assert manifest["server"]["mcp_config"]["args"][:2] == ["run", "--frozen"]
     env = manifest["server"]["mcp_config"]["env"]
     assert list(env) == list(ENV_KEYS)
     for value in env.values():
@@ -66,6 +69,15 @@ def test_the_mcpb_bundle_is_built_with_a_valid_manifest(tmp_path: Path) -> None:
     assert list(validator.iter_errors(manifest | {"unknown": 1}))
 
 
+def test_the_build_backend_is_pinned() -> None:
+    """An sdist built anywhere is built by the same backend, not whatever is newest that day."""
+    (requirement,) = PYPROJECT["build-system"]["requires"]
+    name, equals, version = requirement.partition("==")
+    assert (name, equals) == ("hatchling", "=="), requirement
+    assert version.count(".") == 2, requirement
+
+
+@pytest.mark.e2e
 def test_project_metadata_license_and_version() -> None:
     urls = PYPROJECT["project"]["urls"]
     assert {"Homepage", "Repository", "Issues"} <= set(urls)
@@ -78,9 +90,16 @@ def test_project_metadata_license_and_version() -> None:
     assert shown.stdout == f"svc-mcp {PYPROJECT['project']['version']}\n"
 
 
-GENERATED = ["svc.db", "svc.db.webauthn", "envelope.json", "portal-data/catalog.json"]
+GENERATED = [
+    "svc.db",
+    "svc.db-journal",
+    "svc.db.private/webauthn.json",
+    "envelope.json",
+    "portal-data/catalog.json",
+]
 
 
+@pytest.mark.e2e
 def test_generated_data_is_ignored_and_left_out_of_the_sdist(tmp_path: Path) -> None:
     ignored = subprocess.run(
         ["git", "check-ignore", "--no-index", *GENERATED], cwd=ROOT, capture_output=True, text=True

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import httpx
+import pytest
 from starlette.testclient import TestClient
 
 from tests.portal.conftest import PortalData
@@ -33,6 +34,7 @@ def test_a_request_target_over_8_kib_is_414(client: TestClient) -> None:
         assert_envelope(response.json(), "uri_too_long")
 
 
+@pytest.mark.e2e
 def test_the_access_log_holds_no_query_string_or_unknown_path(
     portal_data: PortalData, tmp_path: Path
 ) -> None:

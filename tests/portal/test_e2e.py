@@ -7,11 +7,14 @@ import os
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.portal.conftest import AUDITOR_ONLY, CALLERS, ENDPOINTS, PortalData
 from tests.portal.test_matrix import expected_get_status
 from tests.portal.test_read_only import tree_digest
 from tests.support import free_port, running_server
+
+pytestmark = pytest.mark.e2e
 
 
 async def one_request(

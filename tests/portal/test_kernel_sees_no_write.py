@@ -13,7 +13,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import pytest
 
 from tests.portal.conftest import AUDITOR_ONLY, CALLERS, ENDPOINTS, PortalData
 from tests.portal.test_matrix import WRITE_METHODS, expected_get_status
-from tests.support import free_port
+from tests.support import answers, free_port, wait_ready
 
 pytestmark = pytest.mark.e2e
 
@@ -54,15 +53,7 @@ def traced_portal(data: Path, trace: Path, log: Path) -> Iterator[str]:
         )
     base_url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, log.read_text()
-            try:
-                httpx.get(base_url + "/api/page", timeout=1.0)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, log.read_text()
-                time.sleep(0.05)
+        wait_ready(process, log, lambda left: answers(base_url + "/api/page", left))
         yield base_url
     finally:
         os.killpg(process.pid, signal.SIGTERM)

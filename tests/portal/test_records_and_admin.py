@@ -117,6 +117,7 @@ def test_admin_refuses_unknown_subjects(portal_data: PortalData) -> None:
         admin.grant(portal_data.path, "mallory", "auditor", by="alice")
 
 
+@pytest.mark.e2e
 def test_admin_cli_prints_the_token_once_and_stores_only_its_hash(portal_data: PortalData) -> None:
     result = subprocess.run(
         [
@@ -147,6 +148,7 @@ def test_admin_cli_prints_the_token_once_and_stores_only_its_hash(portal_data: P
     assert whoami["data"] == {"id": "alice", "kind": "human", "role": "auditor"}
 
 
+@pytest.mark.e2e
 def test_admin_cli_reports_a_bad_ttl_without_a_traceback(portal_data: PortalData) -> None:
     result = subprocess.run(
         [
@@ -171,6 +173,7 @@ def test_admin_cli_reports_a_bad_ttl_without_a_traceback(portal_data: PortalData
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.e2e
 def test_audit_trails_are_written_for_owner_and_group_only(tmp_path: Path) -> None:
     data = tmp_path / "data"
     write_demo_data(data)

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import jwt
+import pytest
 
 from tests.portal.conftest import PortalData
 from tests.portal.test_access_proxy import AUDIENCE, HEADER, ISSUER, SECRET, claims
@@ -37,6 +38,7 @@ def portal(data: Path, log: Path, **env: str) -> Iterator[Server]:
         yield server
 
 
+@pytest.mark.e2e
 def test_only_configured_host_names_are_answered(portal_data: PortalData, tmp_path: Path) -> None:
     with portal(
         portal_data.path, tmp_path / "hosts.log", PORTAL_ALLOWED_HOSTS=DEPLOYED_NAME
@@ -64,6 +66,7 @@ def assertion(**overrides: Any) -> str:
     return jwt.encode(claims(**overrides), SECRET, algorithm="HS256")
 
 
+@pytest.mark.e2e
 def test_a_jwt_without_iat_may_not_last_long(portal_data: PortalData, tmp_path: Path) -> None:
     now = int(time.time())
     with portal(portal_data.path, tmp_path / "jwt.log") as server:

@@ -55,6 +55,7 @@ def test_duplicate_surface_ids_are_refused(portal_data: PortalData) -> None:
         load_snapshot(portal_data.path)
 
 
+@pytest.mark.e2e
 def test_the_cli_reports_a_broken_directory_without_a_traceback(portal_data: PortalData) -> None:
     (portal_data.path / "audit" / "revokes.jsonl").write_text('{"id": 1}\n')
     result = subprocess.run(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from server_stub.service.client_ip import client_address, normalize_address
@@ -83,7 +85,7 @@ def test_ipv6_clients_are_counted_per_64_and_mapped_ones_as_ipv4() -> None:
     assert resolve("[2001:db8:1:2:a:b:c:d]:443") == "2001:db8:1:2::/64"
     assert resolve("2001:db8:1:3::1") == "2001:db8:1:3::/64"
     assert resolve("::ffff:203.0.113.9") == resolve("203.0.113.9") == "203.0.113.9"
-    assert resolve(trust=False, peer="::1") == "::/64"
+    assert resolve(trust=False, peer="::1") == "loopback"
     assert resolve(trust=False, peer="2001:db8:1:2::99") == "2001:db8:1:2::/64"
     assert resolve(trust=False, peer="::ffff:192.0.2.1") == "192.0.2.1"
 
@@ -107,6 +109,48 @@ def test_one_64_shares_one_failure_budget(make_service: MakeService) -> None:
     assert [system("::ffff:203.0.113.9", wrong) for _ in range(7)] == [401] * 7
     assert system("203.0.113.9", wrong) == 429
     assert system("203.0.113.10", BEARER) == 200
+
+
+def test_the_loopback_range_is_one_address_keyed_by_its_local_user() -> None:
+    def owned_by(uid: int | None) -> Callable[[], int | None]:
+        return lambda: uid
+
+    def peer_key(peer: str, uid: int | None) -> str:
+        return client_address(peer, [], trust_proxy=False, hops=1, loopback_owner=owned_by(uid))
+
+    for peer in (
+        "127.0.0.1",
+        "127.0.0.2",
+        "127.1.2.3",
+        "127.255.255.254",
+        "::1",
+        "::ffff:127.0.0.9",
+    ):
+        assert peer_key(peer, 4242) == "loopback:uid=4242"
+        assert peer_key(peer, 0) == "loopback:uid=0"
+        assert peer_key(peer, None) == "loopback"  # owner unknown: one shared bucket, no guess
+        assert resolve(trust=False, peer=peer) == "loopback"
+    assert peer_key("192.0.2.1", 4242) == "192.0.2.1"  # only loopback peers have a local user
+    # A forwarded loopback entry names the proxy's host, whose users we cannot see.
+    assert resolve("127.0.0.5") == resolve("127.0.0.6") == resolve("::1") == "loopback"
+
+
+def test_the_owner_is_asked_only_when_the_peer_key_is_used() -> None:
+    asked: list[int] = []
+
+    def owner() -> int | None:
+        asked.append(1)
+        return 4242
+
+    def key(*headers: str) -> str:
+        return client_address(
+            "127.0.0.1", list(headers), trust_proxy=True, hops=1, loopback_owner=owner
+        )
+
+    assert key("203.0.113.9") == "203.0.113.9"
+    assert asked == []
+    assert key() == "loopback:uid=4242"
+    assert asked == [1]
 
 
 def test_garbage_never_becomes_a_bucket_key() -> None:

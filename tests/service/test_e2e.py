@@ -47,6 +47,21 @@ def client_from(server: Server, source: str) -> httpx.Client:
     )
 
 
+PROXIED = {"SERVICE_TRUST_PROXY": "1", "SERVICE_TRUSTED_PROXY_ADDRESSES": "127.0.0.1"}
+"""A service behind a proxy on 127.0.0.1: how a test plays many remote addresses, since every
+loopback address of one local user is one client."""
+
+
+def remote_client(server: Server, address: str) -> httpx.Client:
+    """A client at the remote `address`, relayed by the proxy on 127.0.0.1 (`PROXIED`)."""
+    return httpx.Client(
+        base_url=server.base_url,
+        transport=httpx.HTTPTransport(local_address="127.0.0.1"),
+        headers={"X-Forwarded-For": address},
+        timeout=10.0,
+    )
+
+
 def stop(server: Server) -> str:
     server.process.terminate()
     server.process.wait(timeout=10)
@@ -61,41 +76,48 @@ def security_events(log: str) -> list[dict[str, object]]:
     return events
 
 
-def test_brute_force_locks_exactly_the_addresses_that_crossed_the_line(server: Server) -> None:
+def test_brute_force_locks_exactly_the_addresses_that_crossed_the_line(
+    demo_db: Path, tmp_path: Path
+) -> None:
+    for server in start(demo_db, tmp_path / "addresses.log", **PROXIED):
+        _lock_exactly_the_addresses_that_crossed_the_line(server)
+
+
+def _lock_exactly_the_addresses_that_crossed_the_line(server: Server) -> None:
     wrong = {"Authorization": f"Bearer {WRONG}"}
     right = {"X-API-Token": TOKEN}
     plan = {
-        "127.0.0.2": 8,  # crosses the line on the 8th
-        "127.0.0.3": 7,  # stays just below it
-        "127.0.0.4": 15,  # crosses it and keeps trying
-        "127.0.0.5": 0,  # only missing credentials
-        "127.0.0.6": 7,  # then logs in, which clears the counter, then 7 more
+        "192.0.2.2": 8,  # crosses the line on the 8th
+        "192.0.2.3": 7,  # stays just below it
+        "192.0.2.4": 15,  # crosses it and keeps trying
+        "192.0.2.5": 0,  # only missing credentials
+        "192.0.2.6": 7,  # then logs in, which clears the counter, then 7 more
     }
     statuses: dict[str, list[int]] = {}
     for source, failures in plan.items():
-        with client_from(server, source) as client:
+        with remote_client(server, source) as client:
             statuses[source] = [
                 client.get("/api/v1/orders", headers=wrong).status_code for _ in range(failures)
             ]
-            if source == "127.0.0.5":
+            if source == "192.0.2.5":
                 statuses[source] = [client.get("/api/v1/system").status_code for _ in range(40)]
-            if source == "127.0.0.6":
+            if source == "192.0.2.6":
                 assert client.post("/api/v1/auth/login", json={"token": TOKEN}).status_code == 200
                 statuses[source] += [
                     client.post("/api/v1/auth/login", json={"token": WRONG}).status_code
                     for _ in range(7)
                 ]
-    assert statuses["127.0.0.2"] == [401] * 7 + [429]
-    assert statuses["127.0.0.3"] == [401] * 7
-    assert statuses["127.0.0.4"] == [401] * 7 + [429] * 8
-    assert statuses["127.0.0.5"] == [401] * 40
-    assert statuses["127.0.0.6"] == [401] * 14
+    assert statuses["192.0.2.2"] == [401] * 7 + [429]
+    assert statuses["192.0.2.3"] == [401] * 7
+    assert statuses["192.0.2.4"] == [401] * 7 + [429] * 8
+    assert statuses["192.0.2.5"] == [401] * 40
+    assert statuses["192.0.2.6"] == [401] * 14
 
-    for source in ("127.0.0.1", "127.0.0.3", "127.0.0.5", "127.0.0.6", "127.0.0.7"):
-        with client_from(server, source) as client:
+    for source in ("192.0.2.1", "192.0.2.3", "192.0.2.5", "192.0.2.6", "192.0.2.7"):
+        with remote_client(server, source) as client:
             assert client.get("/api/v1/system", headers=right).status_code == 200, source
-    for source in ("127.0.0.2", "127.0.0.4"):
-        with client_from(server, source) as client:
+    for source in ("192.0.2.2", "192.0.2.4"):
+        with remote_client(server, source) as client:
             response = client.get("/api/v1/system", headers=right)
             assert response.status_code == 429, source
             assert 880 <= int(response.headers["Retry-After"]) <= 900
@@ -104,9 +126,9 @@ def test_brute_force_locks_exactly_the_addresses_that_crossed_the_line(server: S
 
     log = stop(server)
     lockouts = [e["client"] for e in security_events(log) if e["event"] == "lockout"]
-    assert sorted(lockouts) == ["127.0.0.2", "127.0.0.4"]
+    assert sorted(lockouts) == ["192.0.2.2", "192.0.2.4"]
     failures = [e for e in security_events(log) if e["event"] == "auth_failure"]
-    assert {e["client"] for e in failures} == {"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.6"}
+    assert {e["client"] for e in failures} == {"192.0.2.2", "192.0.2.3", "192.0.2.4", "192.0.2.6"}
     assert TOKEN not in log
     assert WRONG not in log
 
@@ -221,10 +243,17 @@ def test_local_admin_changes_state_and_no_http_request_can(
                 for query in ("?action=pause", "?mode=paused", "?flatten=1", ""):
                     response = client.get(path + query, headers={**auth, **trick})
                     assert response.status_code in (200, 400, 404, 405)
-    with client_from(server, "127.0.0.9") as client:
-        # The tricks above locked 127.0.0.1 out: malformed login bodies count as failures.
-        assert client.get("/api/v1/system", headers=auth).json()["data"]["mode"] == "running"
+    # The tricks above locked this local user out (malformed login bodies count as failures);
+    # the lockout lives in the process, the state in the database: a fresh process reads it.
+    stop(server)
     assert state() == before
+    for fresh in start(demo_db, tmp_path / "fresh.log"):
+        _admin_changes_what_http_reads(fresh, demo_db, auth)
+
+
+def _admin_changes_what_http_reads(server: Server, demo_db: Path, auth: dict[str, str]) -> None:
+    with client_from(server, "127.0.0.9") as client:
+        assert client.get("/api/v1/system", headers=auth).json()["data"]["mode"] == "running"
 
     def admin(action: str) -> str:
         result = subprocess.run(
@@ -367,4 +396,6 @@ def test_without_proxy_trust_a_forwarded_header_changes_nothing(server: Server) 
         )
         assert response.status_code == 429
     log = stop(server)
-    assert [e["client"] for e in security_events(log) if e["event"] == "lockout"] == ["127.0.0.8"]
+    assert [e["client"] for e in security_events(log) if e["event"] == "lockout"] == [
+        "loopback:uid=0"
+    ]

@@ -9,10 +9,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.service.conftest import TOKEN, WRONG
-from tests.service.test_e2e import client_from, security_events, stop
+from tests.service.test_e2e import PROXIED, client_from, remote_client, security_events, stop
 from tests.support import Server, free_port, running_server
+
+pytestmark = pytest.mark.e2e
 
 PREFIX = "/api/v1/auth/passkey"
 
@@ -57,7 +60,7 @@ def test_ipv6_clients_share_one_budget_per_64(demo_db: Path, tmp_path: Path) -> 
     assert lockouts == ["2001:db8:1:2::/64"]
 
 
-def test_a_ipv6_peer_is_its_64_without_proxy_trust(demo_db: Path, tmp_path: Path) -> None:
+def test_an_ipv6_loopback_peer_is_its_local_user(demo_db: Path, tmp_path: Path) -> None:
     with service(demo_db, tmp_path / "v6-peer.log", host="::1") as server:
         with httpx.Client(base_url=server.base_url, timeout=10) as client:
             wrong = {"X-API-Token": WRONG}
@@ -65,21 +68,23 @@ def test_a_ipv6_peer_is_its_64_without_proxy_trust(demo_db: Path, tmp_path: Path
                 401
             ] * 7 + [429]
         log = stop(server)
-    assert [e["client"] for e in security_events(log) if e["event"] == "lockout"] == ["::/64"]
+    assert [e["client"] for e in security_events(log) if e["event"] == "lockout"] == [
+        "loopback:uid=0"
+    ]
 
 
 def test_one_flooding_address_cannot_close_logins_for_others(demo_db: Path, tmp_path: Path) -> None:
-    with service(demo_db, tmp_path / "flood.log") as server:
+    with service(demo_db, tmp_path / "flood.log", **PROXIED) as server:
         # A name, not the address: passkey options need a host that can be an RP id.
         named = {"Host": f"localhost:{server.base_url.rsplit(':', 1)[1]}"}
-        with client_from(server, "127.0.0.2") as flooder:
+        with remote_client(server, "192.0.2.2") as flooder:
             options = [
                 flooder.post(f"{PREFIX}/login/options", headers=named).status_code
                 for _ in range(60)
             ]
-        with client_from(server, "127.0.0.4") as garbler:
+        with remote_client(server, "192.0.2.4") as garbler:
             garbage = [garbler.post("/api/v1/auth/login", json={"tok": "en"}) for _ in range(60)]
-        with client_from(server, "127.0.0.3") as honest:
+        with remote_client(server, "192.0.2.3") as honest:
             assert honest.post(f"{PREFIX}/login/options", headers=named).status_code == 200
             login = honest.post("/api/v1/auth/login", json={"token": TOKEN})
             assert login.status_code == 200
@@ -87,7 +92,7 @@ def test_one_flooding_address_cannot_close_logins_for_others(demo_db: Path, tmp_
     assert options == [200] * 10 + [429] * 50
     assert [r.status_code for r in garbage] == [400] * 7 + [429] * 53
     assert {r.json()["error"]["code"] for r in garbage[7:]} == {"locked_out"}
-    assert [e["client"] for e in security_events(log) if e["event"] == "lockout"] == ["127.0.0.4"]
+    assert [e["client"] for e in security_events(log) if e["event"] == "lockout"] == ["192.0.2.4"]
     assert TOKEN not in log
 
 
@@ -96,16 +101,16 @@ def test_six_addresses_asking_for_options_cannot_close_logins(
 ) -> None:
     """Options carry no credential: each address spends only its own allowance, so six of them
     at full speed leave the shared login budget untouched; the flood is logged by its size."""
-    with service(demo_db, tmp_path / "options.log") as server:
+    with service(demo_db, tmp_path / "options.log", **PROXIED) as server:
         named = {"Host": f"localhost:{server.base_url.rsplit(':', 1)[1]}"}
         for sender in range(6):
-            with client_from(server, f"127.0.0.{31 + sender}") as flooder:
+            with remote_client(server, f"192.0.2.{31 + sender}") as flooder:
                 statuses = [
                     flooder.post(f"{PREFIX}/login/options", headers=named).status_code
                     for _ in range(11)
                 ]
                 assert statuses == [200] * 10 + [429]
-        with client_from(server, "127.0.0.37") as honest:
+        with remote_client(server, "192.0.2.37") as honest:
             assert honest.post("/api/v1/auth/login", json={"token": TOKEN}).status_code == 200
             assert honest.post(f"{PREFIX}/login/options", headers=named).status_code == 200
         log = stop(server)
@@ -149,7 +154,7 @@ def test_forwarded_for_counts_only_from_a_listed_proxy(demo_db: Path, tmp_path: 
     assert guesses == [401] * 7 + [429]
     assert relayed.status_code == 401
     events = security_events(log)
-    assert [e["client"] for e in events if e["event"] == "lockout"] == ["127.0.0.51"]
+    assert [e["client"] for e in events if e["event"] == "lockout"] == ["loopback:uid=0"]
     assert "203.0.113.9" in {e["client"] for e in events if e["event"] == "auth_failure"}
     assert "SERVICE_TRUSTED_PROXY_ADDRESSES" not in log
 

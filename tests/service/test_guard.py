@@ -438,3 +438,29 @@ def test_the_options_allowance_is_each_senders_own_and_its_memory_bounded() -> N
     assert limit.tracked == 3
     clock.advance(60)
     assert limit.admit("10.0.0.1") is None
+
+
+def test_the_guard_knows_whether_a_loopback_key_is_locked() -> None:
+    """While no loopback key is locked, a loopback peer's owner need not be asked on each request."""
+    clock = FakeClock()
+    guard = BruteForceGuard(clock, max_failures=2, max_tracked=2)
+
+    def lock(key: str) -> None:
+        for _ in range(2):
+            guard.record_failure(key, via="authorization")
+
+    lock("203.0.113.1")
+    assert guard.has_locks
+    assert not guard.has_loopback_locks
+    lock("loopback:uid=4242")
+    assert guard.has_loopback_locks
+    clock.advance(LOCKOUT_SECONDS)
+    assert guard.retry_after("loopback:uid=4242") is None
+    assert not guard.has_loopback_locks
+    lock("loopback")
+    assert guard.has_loopback_locks
+    # A full table of locks gives up the one closest to its end: the loopback one goes too.
+    lock("203.0.113.2")
+    lock("203.0.113.3")
+    assert guard.retry_after("loopback") is None
+    assert not guard.has_loopback_locks

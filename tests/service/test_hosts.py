@@ -90,6 +90,7 @@ def test_a_malformed_allowed_hosts_value_stops_start_up(monkeypatch: pytest.Monk
     assert load_settings().allowed_host_names == ["svc.example.com", "[2001:db8::5]"]
 
 
+@pytest.mark.e2e
 def test_a_rebinding_page_reads_nothing_from_a_real_process(demo_db: Path, tmp_path: Path) -> None:
     env = {"SERVICE_ALLOWED_HOSTS": "svc.example.test"}
     with (

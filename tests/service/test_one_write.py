@@ -1,4 +1,4 @@
-"""Each stub response leaves in one write (server_stub.serve.HeadWithBody), and a response
+"""Each stub response leaves in one write (svc_serving.bounded.HeadWithBody), and a response
 without a body (HEAD) still sends its head."""
 
 from __future__ import annotations
@@ -9,9 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
-import pytest
-
-from server_stub.serve import HeadWithBody
+from svc_serving.bounded import HeadWithBody
+from tests.e2e import e2e_fixture
 from tests.service.test_e2e import start
 from tests.support import Server
 
@@ -55,7 +54,7 @@ def test_a_head_without_body_leaves_on_flush_or_close() -> None:
     assert recording.closed
 
 
-@pytest.fixture
+@e2e_fixture()
 def server(demo_db: Path, tmp_path: Path) -> Iterator[Server]:
     yield from start(demo_db, tmp_path / "server.log")
 

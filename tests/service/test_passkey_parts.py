@@ -13,14 +13,22 @@ import pytest
 
 from server_stub.http import ApiError
 from server_stub.service.app import create_app
-from server_stub.service.challenges import CHALLENGE_TTL_SECONDS, Ceremony, ChallengeStore
+from server_stub.service.challenges import (
+    CHALLENGE_TTL_SECONDS,
+    Ceremony,
+    ChallengeStore,
+    ChallengeTableFull,
+    Redeemed,
+)
 from server_stub.service.passkey_store import (
     Passkey,
     PasskeyFileCorrupt,
     PasskeyStore,
+    open_passkey_store,
     passkey_file,
 )
 from server_stub.service.passkeys import PREFIX
+from server_stub.service.private_dir import make_private_dir
 from server_stub.service.relying_party import RelyingParty, RelyingPartyResolver
 from server_stub.service.settings import ServiceSettings, StartupRefused
 from tests.service.authenticator import SoftwareAuthenticator
@@ -135,52 +143,93 @@ def test_unusable_webauthn_settings_stop_start_up(rp_id: str | None, origin: str
         RelyingPartyResolver(rp_id, origin)
 
 
+SENDER = "192.0.2.7"
+
 # --- challenges ----------------------------------------------------------------------------------
 
 
 def test_a_challenge_is_redeemed_once_for_its_ceremony_before_it_expires() -> None:
     clock = FakeClock()
     store = ChallengeStore(clock)
-    challenge = store.issue(Ceremony.LOGIN, "browser-a")
+    challenge = store.issue_login("browser-a", SENDER)
     assert len(challenge) == 32
-    assert store.redeem(challenge, Ceremony.LOGIN, "browser-a")
-    assert not store.redeem(challenge, Ceremony.LOGIN, "browser-a")
+    assert store.redeem(challenge, Ceremony.LOGIN, "browser-a") is Redeemed.VALID
+    assert store.redeem(challenge, Ceremony.LOGIN, "browser-a") is Redeemed.MISSING
 
-    wrong_ceremony = store.issue(Ceremony.REGISTER, "browser-a")
-    assert not store.redeem(wrong_ceremony, Ceremony.LOGIN, "browser-a")
-    # Used up by the wrong attempt.
-    assert not store.redeem(wrong_ceremony, Ceremony.REGISTER, "browser-a")
+    registration = store.issue_registration("session-a")
+    assert store.redeem(registration, Ceremony.LOGIN, "session-a") is Redeemed.MISSING
+    assert store.redeem(registration, Ceremony.REGISTER, "session-a") is Redeemed.VALID
+    assert store.redeem(registration, Ceremony.REGISTER, "session-a") is Redeemed.MISSING
 
-    almost = store.issue(Ceremony.LOGIN, "browser-a")
+    almost = store.issue_login("browser-a", SENDER)
     clock.advance(CHALLENGE_TTL_SECONDS - 0.001)
-    assert store.redeem(almost, Ceremony.LOGIN, "browser-a")
-    expired = store.issue(Ceremony.LOGIN, "browser-a")
+    assert store.redeem(almost, Ceremony.LOGIN, "browser-a") is Redeemed.VALID
+    expired = store.issue_login("browser-a", SENDER)
+    late = store.issue_registration("session-a")
     clock.advance(CHALLENGE_TTL_SECONDS)
-    assert not store.redeem(expired, Ceremony.LOGIN, "browser-a")
+    assert store.redeem(expired, Ceremony.LOGIN, "browser-a") is Redeemed.MISSING
+    assert store.redeem(late, Ceremony.REGISTER, "session-a") is Redeemed.MISSING
     assert len(store) == 0
 
 
 def test_a_challenge_is_redeemed_only_by_the_holder_it_was_issued_to() -> None:
     store = ChallengeStore(FakeClock())
-    for ceremony in Ceremony:
-        challenge = store.issue(ceremony, "browser-a")
-        assert not store.redeem(challenge, ceremony, "browser-b")
-        assert not store.redeem(challenge, ceremony, "browser-a")  # used up by the wrong holder
-        missing = store.issue(ceremony, "browser-a")
-        assert not store.redeem(missing, ceremony, None)
+    challenge = store.issue_login("browser-a", SENDER)
+    assert store.redeem(challenge, Ceremony.LOGIN, "browser-b") is Redeemed.FOREIGN
+    # Used up by the wrong holder.
+    assert store.redeem(challenge, Ceremony.LOGIN, "browser-a") is Redeemed.MISSING
+    no_nonce = store.issue_login("browser-a", SENDER)
+    assert store.redeem(no_nonce, Ceremony.LOGIN, None) is Redeemed.FOREIGN
+    # A registration is looked up by the presenting session: another one's is not even seen.
+    registration = store.issue_registration("session-a")
+    assert store.redeem(registration, Ceremony.REGISTER, "session-b") is Redeemed.MISSING
+    assert store.redeem(registration, Ceremony.REGISTER, "session-a") is Redeemed.VALID
     assert len(store) == 0
 
 
-def test_pending_challenges_are_bounded_oldest_dropped_first() -> None:
+def test_a_sender_holds_a_few_login_challenges_and_replaces_its_own_oldest() -> None:
+    store = ChallengeStore(FakeClock(), per_sender=3)
+    first, second, *_ = [store.issue_login("b", SENDER) for _ in range(4)]
+    assert store.pending_for(SENDER) == 3
+    assert store.redeem(first, Ceremony.LOGIN, "b") is Redeemed.MISSING
+    assert store.redeem(second, Ceremony.LOGIN, "b") is Redeemed.VALID
+
+
+def test_strangers_filling_the_table_never_push_out_a_pending_login() -> None:
     clock = FakeClock()
-    store = ChallengeStore(clock, max_pending=3)
-    first, second, *_ = [store.issue(Ceremony.LOGIN, "b") for _ in range(4)]
-    assert len(store) == 3
-    assert not store.redeem(first, Ceremony.LOGIN, "b")
-    assert store.redeem(second, Ceremony.LOGIN, "b")
+    store = ChallengeStore(clock, max_pending=8, per_sender=4)
+    victim = store.issue_login("victim-browser", "198.51.100.1")
+    # Two strangers take the other 7 slots, then keep asking from new addresses.
+    for _ in range(4):
+        store.issue_login("x", "203.0.113.1")
+    for _ in range(3):
+        store.issue_login("x", "203.0.113.2")
+    refusals = []
+    for stranger in range(3, 40):
+        try:
+            store.issue_login("x", f"203.0.113.{stranger}")
+        except ChallengeTableFull as full:
+            refusals.append(full.retry_after)
+    assert refusals
+    assert all(0 < seconds <= CHALLENGE_TTL_SECONDS for seconds in refusals)
+    assert len(store) == 8
+    assert store.pending_for("198.51.100.1") == 1
+    assert store.redeem(victim, Ceremony.LOGIN, "victim-browser") is Redeemed.VALID
+    # Once the strangers' challenges expire, everyone is served again.
     clock.advance(CHALLENGE_TTL_SECONDS)
-    store.issue(Ceremony.LOGIN, "b")
-    assert len(store) == 1  # the expired ones went
+    assert store.issue_login("y", "198.51.100.2")
+    assert len(store) == 1
+
+
+def test_registrations_are_apart_from_logins_one_per_session() -> None:
+    store = ChallengeStore(FakeClock(), max_pending=4)
+    registration = store.issue_registration("session-a")
+    for stranger in range(4):
+        store.issue_login("x", f"203.0.113.{stranger}")
+    replaced = store.issue_registration("session-b")
+    store.issue_registration("session-b")
+    assert store.redeem(replaced, Ceremony.REGISTER, "session-b") is Redeemed.MISSING
+    assert store.redeem(registration, Ceremony.REGISTER, "session-a") is Redeemed.VALID
 
 
 # --- the passkey file ----------------------------------------------------------------------------
@@ -199,9 +248,10 @@ def sample(label: str = "laptop") -> Passkey:
 
 
 def test_the_file_is_written_atomically_with_mode_0600(tmp_path: Path) -> None:
+    store = open_passkey_store(tmp_path / "service.db")
     path = passkey_file(tmp_path / "service.db")
-    assert path.name == "service.db.webauthn"
-    store = PasskeyStore(path)
+    assert store.path == path == tmp_path / "service.db.private" / "webauthn.json"
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert not path.exists()  # nothing written until something is registered
     old_umask = os.umask(0o000)
     try:
@@ -213,7 +263,7 @@ def test_the_file_is_written_atomically_with_mode_0600(tmp_path: Path) -> None:
     store.add(sample("two"))
     assert path.stat().st_ino != first_inode  # a new file replaced the old one
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["service.db.webauthn"]  # no temp left
+    assert sorted(p.name for p in path.parent.iterdir()) == ["webauthn.json"]  # no temp left
     document = json.loads(path.read_text())
     assert document["format"] == "svc.webauthn.v1"
     assert [p["label"] for p in document["passkeys"]] == ["one", "two"]
@@ -327,7 +377,32 @@ def test_a_failed_write_answers_503_and_registers_nothing(
     assert operator.get(f"{PREFIX}/credentials").json()["data"] == []
 
 
+def test_an_earlier_versions_file_moves_into_the_private_folder(
+    make_service: MakeService, demo_db: Path
+) -> None:
+    """Until this version the file sat beside the database, where a confined service may no longer
+    create its temporary file."""
+    authenticator = SoftwareAuthenticator()
+    assert register(signed_in(make_service()), authenticator).status_code == 201
+    earlier = demo_db.with_name(demo_db.name + ".webauthn")
+    passkey_file(demo_db).replace(earlier)
+    restarted = make_service()
+    assert not earlier.exists()
+    assert passkey_file(demo_db).is_file()
+    assert login(restarted.client(), authenticator).status_code == 200
+
+
+def test_a_private_folder_others_may_enter_stops_start_up(demo_db: Path) -> None:
+    folder = demo_db.with_name(demo_db.name + ".private")
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)
+    settings = ServiceSettings(api_token=TOKEN, db_path=demo_db)  # type: ignore[arg-type]
+    with pytest.raises(StartupRefused, match="mode 0700"):
+        create_app(settings)
+
+
 def test_create_app_refuses_a_corrupt_passkey_file(demo_db: Path) -> None:
+    make_private_dir(demo_db)
     passkey_file(demo_db).write_text("{")
     settings = ServiceSettings(api_token=TOKEN, db_path=demo_db)  # type: ignore[arg-type]
     with pytest.raises(PasskeyFileCorrupt):
@@ -355,7 +430,9 @@ def start_service(demo_db: Path, **env: str) -> subprocess.CompletedProcess[str]
     )
 
 
+@pytest.mark.e2e
 def test_the_server_refuses_to_start_on_a_corrupt_passkey_file(demo_db: Path) -> None:
+    make_private_dir(demo_db)
     path = passkey_file(demo_db)
     path.write_text('{"format": "svc.webauthn.v1"')
     result = start_service(demo_db)
@@ -366,6 +443,7 @@ def test_the_server_refuses_to_start_on_a_corrupt_passkey_file(demo_db: Path) ->
     assert path.read_text() == '{"format": "svc.webauthn.v1"'
 
 
+@pytest.mark.e2e
 def test_the_server_refuses_to_start_with_an_unusable_webauthn_setting(demo_db: Path) -> None:
     result = start_service(demo_db, SERVICE_WEBAUTHN_RP_ID="https://x.example")
     assert result.returncode == 2

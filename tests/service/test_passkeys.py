@@ -147,7 +147,7 @@ def test_the_counter_must_grow_once_it_is_nonzero(
     assert service.auth.guard.failures(PEER) == 0
 
 
-# --- bad login assertions: each one is a counted failure ------------------------------------------
+# --- bad login assertions: a counted failure, unless the challenge is missing -------------------
 
 BadLogin = Callable[[ServiceUnderTest, TestClient, SoftwareAuthenticator], Response]
 
@@ -184,13 +184,15 @@ def _made_up_challenge(
     return client.post(f"{PREFIX}/login", json={"credential": forged})
 
 
-BAD_LOGINS: dict[str, BadLogin] = {
-    "wrong origin": lambda _, c, k: login(c, k, origin="http://evil.example"),
-    "wrong RP id": lambda _, c, k: login(c, k, rp_id="evil.example"),
+MISSING_CHALLENGES: dict[str, BadLogin] = {
     "replayed challenge": _replayed,
     "expired challenge": _expired,
     "challenge of a registration": _registration_challenge,
     "made-up challenge": _made_up_challenge,
+}
+BAD_LOGINS: dict[str, BadLogin] = {
+    "wrong origin": lambda _, c, k: login(c, k, origin="http://evil.example"),
+    "wrong RP id": lambda _, c, k: login(c, k, rp_id="evil.example"),
     "unknown credential": lambda _, c, k: login(c, SoftwareAuthenticator()),
     "bad signature": lambda _, c, k: login(c, k, corrupt_signature=True),
     "user presence missing": lambda _, c, k: login(c, k, user_present=False),
@@ -215,6 +217,24 @@ def test_a_bad_assertion_is_a_counted_failure_and_a_good_login_clears_it(
     assert client.get("/api/v1/system").status_code == 401
     assert login(client, registered).status_code == 200
     assert service.auth.guard.failures(PEER) == 0
+
+
+@pytest.mark.parametrize("case", MISSING_CHALLENGES)
+def test_a_missing_challenge_is_refused_and_not_counted(
+    service: ServiceUnderTest, registered: SoftwareAuthenticator, case: str
+) -> None:
+    """Unknown, expired, used or another ceremony's: nothing presented could have verified, and a
+    flood may have cost the holder its challenge, so it is no failed credential."""
+    client = service.client()
+    client.headers["Origin"] = ORIGIN
+    assert login(client, registered).status_code == 200
+    client.cookies.clear()
+    response = MISSING_CHALLENGES[case](service, client, registered)
+    assert response.status_code == 400, response.text
+    assert "challenge is unknown, expired or already used" in response.json()["error"]["message"]
+    assert "set-cookie" not in response.headers
+    assert service.auth.guard.failures(PEER) == 0
+    assert login(client, registered).status_code == 200
 
 
 def test_bad_assertions_lock_the_address_like_wrong_tokens(
@@ -535,7 +555,7 @@ def test_a_login_challenge_is_usable_only_by_the_browser_that_asked(
     assert service.auth.guard.failures(PEER) == 1
     assert "svc_session" not in other.cookies
     # The refused attempt used the challenge up: the asker starts again, and then it works.
-    assert asker.post(f"{PREFIX}/login", json={"credential": stolen}).status_code == 401
+    assert asker.post(f"{PREFIX}/login", json={"credential": stolen}).status_code == 400
     signed_in_by_passkey = login(asker, registered)
     assert signed_in_by_passkey.status_code == 200
     assert 'svc_passkey_login=""' in signed_in_by_passkey.headers["set-cookie"]
@@ -560,6 +580,6 @@ def test_a_registration_challenge_belongs_to_the_session_that_asked(
     refused = second.post(f"{PREFIX}/register", json=body)
     assert refused.status_code == 400
     assert "challenge is unknown, expired or already used" in refused.json()["error"]["message"]
-    assert first.post(f"{PREFIX}/register", json=body).status_code == 400  # used up
-    assert register(first, authenticator).status_code == 201
+    # The other session's attempt did not touch the asker's challenge.
+    assert first.post(f"{PREFIX}/register", json=body).status_code == 201
     assert len(passkeys(service)) == 1

@@ -138,6 +138,7 @@ def test_bind_rules() -> None:
         check_bind(open_settings, "svc.example.org", insecure_open=False)
 
 
+@pytest.mark.e2e
 def test_cli_refuses_a_short_token_with_exit_2_and_no_traceback(tmp_path: Path) -> None:
     result = run_cli(
         "service", "--db", str(tmp_path / "x.db"), env={"SERVICE_API_TOKEN": SHORT_TOKEN}
@@ -148,6 +149,7 @@ def test_cli_refuses_a_short_token_with_exit_2_and_no_traceback(tmp_path: Path) 
     assert SHORT_TOKEN not in result.stderr + result.stdout
 
 
+@pytest.mark.e2e
 def test_cli_refuses_an_open_non_loopback_bind(tmp_path: Path) -> None:
     result = run_cli(
         "service",
@@ -162,6 +164,7 @@ def test_cli_refuses_an_open_non_loopback_bind(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.e2e
 def test_cli_refuses_bad_hops(tmp_path: Path) -> None:
     result = run_cli(
         "service", "--db", str(tmp_path / "x.db"), env={"SERVICE_TRUSTED_PROXY_HOPS": "-3"}
@@ -171,6 +174,7 @@ def test_cli_refuses_bad_hops(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.e2e
 def test_cli_refuses_a_trust_proxy_value_other_than_1_or_0(tmp_path: Path) -> None:
     result = run_cli("service", "--db", str(tmp_path / "x.db"), env={"SERVICE_TRUST_PROXY": "true"})
     assert result.returncode == 2
@@ -198,6 +202,7 @@ def test_the_demo_database_is_readable_by_its_owner_only(tmp_path: Path) -> None
         connection.close()
 
 
+@pytest.mark.e2e
 def test_cli_needs_a_database(tmp_path: Path) -> None:
     result = run_cli("service", env={})
     assert result.returncode == 2

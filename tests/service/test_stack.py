@@ -17,9 +17,9 @@ from starlette.testclient import TestClient
 from server_stub.hosts import HostAllowList, allowed_hosts
 from server_stub.portal.app import create_app as create_portal
 from server_stub.portal.demo_data import write_demo_data
+from server_stub.routing import DirectRouter
 from server_stub.service.app import create_app as create_service
 from server_stub.service.settings import ServiceSettings
-from server_stub.stack import DirectRouter
 from tests.service.conftest import TOKEN
 
 METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE")

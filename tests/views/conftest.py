@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from svc_mcp.demo_stubs import DemoStubs, running_stubs
+from svc_mcp.demo.stubs import DemoStubs, running_stubs
+from tests.e2e import e2e_fixture
 from tests.mcp.conftest import process_env
 from tests.support import free_port, running_server
 
@@ -23,13 +24,13 @@ GATEWAY_TOKEN = "views-gateway-token-for-the-tests-0123"
 VIEW_TOOLS = frozenset({"get_positions", "get_pnl", "get_risk"})
 
 
-@pytest.fixture(scope="session")
+@e2e_fixture(scope="session")
 def stubs() -> Iterator[DemoStubs]:
     with running_stubs() as started:
         yield started
 
 
-@pytest.fixture(scope="session")
+@e2e_fixture(scope="session")
 def gateway_url(stubs: DemoStubs, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     log = tmp_path_factory.mktemp("views-gateway") / "gateway.log"
@@ -43,7 +44,7 @@ def gateway_url(stubs: DemoStubs, tmp_path_factory: pytest.TempPathFactory) -> I
         yield server.base_url + "/mcp"
 
 
-@pytest.fixture(scope="session")
+@e2e_fixture(scope="session")
 def node_tools(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A directory with the pinned Node packages and `bridge.js`, the reference host bridge
     (`@modelcontextprotocol/ext-apps/app-bridge`) bundled for a browser page."""

@@ -22,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from playwright.async_api import Frame, Page, Route, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from svc_mcp.demo_stubs import DemoStubs
+from svc_mcp.demo.stubs import DemoStubs
 from tests.mcp.conftest import SVC_MCP, process_env
 from tests.service.test_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support import ROOT

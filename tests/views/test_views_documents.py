@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from svc_mcp import views
-from svc_mcp.table import TOOLS
+from svc_mcp.serve import views
+from svc_mcp.tools.table import TOOLS
 from tests.support import ROOT
 from tests.views.conftest import VIEW_TOOLS
 

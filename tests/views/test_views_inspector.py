@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from svc_mcp.demo_stubs import DemoStubs
+from svc_mcp.demo.stubs import DemoStubs
 from tests.mcp.conftest import SVC_MCP, process_env
 from tests.support import ROOT
 from tests.views.conftest import GATEWAY_TOKEN, VIEW_TOOLS

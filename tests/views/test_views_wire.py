@@ -15,7 +15,7 @@ from mcp import Client
 from mcp.client.extension import ClientExtension
 from mcp.client.streamable_http import streamable_http_client
 
-from svc_mcp.demo_stubs import DemoStubs
+from svc_mcp.demo.stubs import DemoStubs
 from tests.mcp.conftest import raw_stdio_answers
 from tests.views.conftest import APPS, GATEWAY_TOKEN, VIEW_TOOLS, without_ui
 

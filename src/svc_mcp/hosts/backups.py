@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from svc_client.settings import state_directory
+from svc_mcp.core.settings import state_directory
 
 
 @dataclass(frozen=True)
@@ -34,8 +34,10 @@ def plan_backup(
     project: Path | None,
     environ: Mapping[str, str],
 ) -> BackupPlan:
-    """Where to keep the old file at `path` (which exists; followed if a link)."""
-    resolved = path.resolve()
+    """Where to keep the old file at `path` (which exists; followed if a link, but for a file
+    inside `project`, which is written only by name, never through a link)."""
+    inside = project is not None and path.is_relative_to(project)
+    resolved = path if inside else path.resolve()
     beside = resolved.with_name(resolved.name + ".bak")
     stale = beside if beside.exists() else None
     if not old_holds:
@@ -58,8 +60,13 @@ def _shared(path: Path, project: Path | None) -> bool:
 
 def write_backup(source: Path, to: Path) -> None:
     """Copies `source` to `to`, readable by its owner only (the folder too, if made here)."""
+    save_backup(source.read_bytes(), to)
+
+
+def save_backup(data: bytes, to: Path) -> None:
+    """Writes `data` to `to`, readable by its owner only (the folder too, if made here)."""
     to.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     to.unlink(missing_ok=True)
-    fd = os.open(to, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = os.open(to, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as handle:
-        handle.write(source.read_bytes())
+        handle.write(data)

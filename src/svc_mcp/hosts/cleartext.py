@@ -1,9 +1,9 @@
 """Install's and doctor's words for a token that would go over plain `http://` to a host that is
-not loopback (the rule itself is the client core's: `svc_client.settings.cleartext_host`)."""
+not loopback (the rule itself is the client core's: `svc_mcp.core.settings.cleartext_host`)."""
 
 from __future__ import annotations
 
-from svc_client.settings import INSECURE_HOSTS_VARIABLE
+from svc_mcp.core.settings import INSECURE_HOSTS_VARIABLE
 
 
 def refusal(what: str, url_variable: str, host: str) -> str:

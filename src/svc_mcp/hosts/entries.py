@@ -9,9 +9,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from svc_client.backends import BACKENDS, backend_variables, token_variables
-from svc_client.gateway_token import client_gateway_token
-from svc_client.settings import (
+from svc_mcp.core.backends import BACKENDS, backend_variables, token_variables
+from svc_mcp.core.settings import (
     CA_FILE_VARIABLE,
     GATEWAY_TOKEN_VARIABLE,
     INSECURE_HOSTS_VARIABLE,
@@ -19,13 +18,14 @@ from svc_client.settings import (
     cleartext_host,
     insecure_hosts,
 )
-from svc_client.telemetry import PASSED_VARIABLES
+from svc_mcp.core.telemetry import PASSED_VARIABLES
 from svc_mcp.hosts.cleartext import refusal
 from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.runners import runner_env
 from svc_mcp.hosts.table import HOSTS, Host
+from svc_mcp.serve.gateway_token import client_gateway_token
 
-TokenMode = Literal["ref", "plain", "none"]
+TokenMode = Literal["ref", "plain", "none", "oauth"]
 
 # Besides the backends' own variables, the server reads these two (the CA bundle httpx trusts,
 # and the request timeout); an entry may set them, and a host that passes only listed variables
@@ -36,7 +36,7 @@ MACHINE_KEYS = (CA_FILE_VARIABLE,)
 ENV_KEYS = backend_variables() + EXTRA_ENV
 ENTRY_KEYS = ENV_KEYS + PASSED_VARIABLES
 """What an entry may set: `ENV_KEYS` (which server.json and the bundle declare) and the
-telemetry settings (svc_client.telemetry), copied like them when set."""
+telemetry settings (svc_mcp.core.telemetry), copied like them when set."""
 SECRET_KEYS = token_variables()
 PROMPT_ID = "svc-mcp-gateway-token"
 """The id of the password prompt a host with `prompt_reference` asks the gateway token with."""
@@ -126,7 +126,8 @@ def http_entry(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The host's remote (streamable HTTP) entry for the gateway at `url`, and the `inputs` it
     needs (a password prompt). The gateway token goes in by reference (`ref`, the default), as its
-    value (`plain`), or not at all (`none`: a loopback gateway without a token)."""
+    value (`plain`), or not at all (`none`: a loopback gateway without a token; `oauth`: a
+    gateway with OAuth, to which the host signs in itself)."""
     if host.url_key is None:
         raise InstallError(
             f"{host.label} takes no remote server in its configuration file (only local "
@@ -135,7 +136,7 @@ def http_entry(
     check_url(url, "--http", secret_in=GATEWAY_TOKEN_VARIABLE)
     entry: dict[str, Any] = {**host.http_fields, host.url_key: url}
     inputs: list[dict[str, Any]] = []
-    if mode == "none":
+    if mode in ("none", "oauth"):
         return entry, inputs
     if (reached := cleartext_host(url, environ)) is not None:
         raise InstallError(refusal(GATEWAY_TOKEN_VARIABLE, "--http", reached))

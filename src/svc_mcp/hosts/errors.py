@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from svc_client.failures import FailureKind
+from svc_mcp.core.failures import FailureKind
 
 
 class InstallError(Exception):

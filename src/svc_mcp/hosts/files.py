@@ -3,8 +3,10 @@ written atomically with its mode kept (0600 when it holds a token) and the old f
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -16,16 +18,53 @@ from svc_mcp.hosts.backups import write_backup
 from svc_mcp.hosts.errors import UnreadableConfig
 from svc_mcp.hosts.table import Host
 
+MAX_CONFIG_BYTES = 4 << 20
+"""A host's file larger than this is refused: none is near it, and /dev/zero never ends."""
 
-def read_text(path: Path) -> str:
-    """The file's text, or "" when there is none; line endings as they are."""
+
+def read_text(
+    path: Path, *, dir_fd: int | None = None, follow: bool = True, shown: Path | None = None
+) -> str:
+    """The file's text, or "" when there is none; line endings as they are. Only a regular file
+    of at most `MAX_CONFIG_BYTES` is read: a FIFO would hang, a device never end. With `dir_fd`,
+    `path` is a name in that folder (`shown` names the file in messages); without `follow`, a
+    link there is refused."""
+    shown = shown or path
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
-            return handle.read()
+        descriptor = os.open(path, flags, dir_fd=dir_fd)
     except FileNotFoundError:
         return ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UnreadableConfig(f"cannot read {path} ({exc}); left untouched") from None
+    except OSError as exc:
+        raise UnreadableConfig(f"cannot read {shown} ({_reason(exc)}); left untouched") from None
+    with os.fdopen(descriptor, "rb") as handle:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            raise UnreadableConfig(
+                f"{shown} is not a regular file ({_file_type(status.st_mode)}); left untouched"
+            )
+        data = handle.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise UnreadableConfig(
+            f"{shown} is larger than {MAX_CONFIG_BYTES >> 20} MiB, which no host's file is; "
+            "left untouched"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnreadableConfig(f"cannot read {shown} ({exc}); left untouched") from None
+
+
+def _reason(error: OSError) -> str:
+    if error.errno == errno.ELOOP:
+        return "it is a symbolic link, which a project's file must not be"
+    return error.strerror or type(error).__name__
+
+
+def _file_type(mode: int) -> str:
+    kinds = {stat.S_ISFIFO: "a FIFO", stat.S_ISCHR: "a device", stat.S_ISBLK: "a device"}
+    kinds |= {stat.S_ISDIR: "a folder", stat.S_ISSOCK: "a socket"}
+    return next((name for test, name in kinds.items() if test(mode)), "not a file")
 
 
 def parse(path: Path, text: str, host: Host) -> Any:
@@ -38,6 +77,10 @@ def parse(path: Path, text: str, host: Host) -> Any:
         text, comment_line = strip_jsonc(text)
     try:
         document: Any = tomlkit.parse(text) if file_format == "toml" else json.loads(text)
+    except RecursionError:
+        raise UnreadableConfig(
+            f"{path} is nested too deeply to be a host's file; it was left untouched"
+        ) from None
     except (json.JSONDecodeError, tomlkit.exceptions.ParseError) as exc:
         hint = " (comments are not valid JSON)" if file_format == "json" and not jsonc else ""
         raise UnreadableConfig(

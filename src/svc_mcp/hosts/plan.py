@@ -25,8 +25,20 @@ from svc_mcp.hosts.files import (
     store,
     write_atomically,
 )
+from svc_mcp.hosts.project_files import (
+    narrow_in_project,
+    parts_in,
+    read_in_project,
+    write_in_project,
+)
 from svc_mcp.hosts.runners import UV_TRUST
 from svc_mcp.hosts.table import Host
+
+
+def _read(path: Path, project: Path | None) -> str:
+    """The file's text; a project's file read from the project down, never through a link."""
+    parts = parts_in(project, path) if project is not None else None
+    return read_text(path) if parts is None or project is None else read_in_project(project, parts)
 
 
 def _managed_keys(host: Host) -> frozenset[str]:
@@ -89,9 +101,11 @@ def plan_install(
     name: str,
     entry: Mapping[str, Any],
     inputs: Sequence[Mapping[str, Any]] = (),
+    project: Path | None = None,
 ) -> Change:
-    """The file as it would be with the entry (and its `inputs`) merged in; nothing is written."""
-    old_text = read_text(path)
+    """The file as it would be with the entry (and its `inputs`) merged in; nothing is written.
+    A file inside `project` is read from it down, never through a link."""
+    old_text = _read(path, project)
     document = parse(path, old_text, host)
     refuse_comments(document, path)
     servers = servers_of(document, host, path, create=True)
@@ -126,9 +140,9 @@ def _merged_inputs(
     return None if new == old else new
 
 
-def plan_uninstall(host: Host, path: Path, name: str) -> Change:
+def plan_uninstall(host: Host, path: Path, name: str, project: Path | None = None) -> Change:
     """The file as it would be without the entry; unchanged when there is none."""
-    old_text = read_text(path)
+    old_text = _read(path, project)
     document = parse(path, old_text, host)
     refuse_comments(document, path)
     servers = servers_of(document, host, path, create=False)
@@ -161,6 +175,9 @@ def apply(
     """Writes a planned change (atomically, with a 0600 backup where `plan_backup` puts it; a
     `project` folder never gets one that holds a token); an unchanged plan writes nothing, except
     narrowing the mode of a file that holds a token."""
+    parts = parts_in(project, change.path) if project is not None else None
+    if parts is not None and project is not None:
+        return _apply_in_project(change, project, parts, environ)
     try:
         if not change.changed:
             return replace(change, old_mode=narrow(change.path) if change.private else None)
@@ -188,14 +205,53 @@ def apply(
     )
 
 
+def _apply_in_project(
+    change: Change, project: Path, parts: tuple[str, ...], environ: Mapping[str, str]
+) -> Change:
+    """`apply` for a file inside the project: every step by name from the project folder down,
+    so a folder swapped for a link while this runs cannot send the write elsewhere."""
+    try:
+        if not change.changed:
+            narrowed = narrow_in_project(project, parts) if change.private else None
+            return replace(change, old_mode=narrowed)
+        backup = None
+        if read_in_project(project, parts):
+            backup = plan_backup(
+                change.path,
+                old_holds=change.old_private,
+                new_holds=change.private,
+                project=project,
+                environ=environ,
+            )
+        old_mode = write_in_project(
+            project, parts, change.text, private=change.private, backup=backup
+        )
+    except OSError as exc:
+        raise UnreadableConfig(f"cannot write {change.path} ({exc})") from None
+    to = backup.to if backup else None
+    return replace(
+        change,
+        backup=to,
+        old_mode=old_mode,
+        backup_holds_tokens=bool(backup and backup.holds_tokens),
+        dropped=backup.stale if backup and backup.stale != to else None,
+    )
+
+
 def read_entries(host: Host, path: Path) -> dict[str, dict[str, Any]]:
     """Every server entry in the file as plain data, by name; none when the file is missing or
     unreadable."""
     try:
-        document = parse(path, read_text(path), host)
-        servers = servers_of(document, host, path, create=False)
+        return entries_of(host, path)
     except InstallError:
         return {}
+
+
+def entries_of(host: Host, path: Path) -> dict[str, dict[str, Any]]:
+    """Every server entry in the file as plain data, by name (none when it is missing);
+    `UnreadableConfig`, one line, when it is not a regular file, too large, or does not parse."""
+    document = parse(path, read_text(path), host)
+    servers = servers_of(document, host, path, create=False)
     entries = {str(name): plain(entry) for name, entry in (servers or {}).items()}
     return {name: dict(entry) for name, entry in entries.items() if isinstance(entry, dict)}
 

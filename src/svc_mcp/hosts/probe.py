@@ -12,11 +12,12 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from svc_client.backends import BACKENDS, Toolset
-from svc_client.settings import GATEWAY_TOKEN_VARIABLE
-from svc_mcp.findings import Finding
+from svc_mcp.core.backends import BACKENDS, Toolset
+from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE
 from svc_mcp.hosts.entries import PROMPT_ID
-from svc_mcp.hosts.plan import read_entries
+from svc_mcp.hosts.errors import InstallError
+from svc_mcp.hosts.findings import Finding
+from svc_mcp.hosts.plan import entries_of
 from svc_mcp.hosts.probe_prepare import DEFAULT_NAME, entry_strings, prepare_entry
 from svc_mcp.hosts.probe_start import start_entry
 from svc_mcp.hosts.runners import PACKAGE, runs_svc_mcp
@@ -38,17 +39,25 @@ def host_findings(
     proven with one read per backend of `toolsets`; a project's entries only with
     `trust_project`."""
     found: list[tuple[Host, Scope, Path, str, dict[str, Any]]] = []
+    unreadable: list[Finding] = []
     seen: set[Path] = set()
     for host in HOSTS.values():
         for scope in host.scopes:
             path = host.config_path(scope, home=home, cwd=cwd, platform=platform, environ=environ)
-            entries = {} if path in seen else read_entries(host, path)
+            try:
+                entries = {} if path in seen else entries_of(host, path)
+            except InstallError as error:
+                entries = {}
+                check, data = f"host.{host.name}.{scope}", {"path": str(path)}
+                unreadable.append(Finding(check, "warn", f"not read: {error}", data=data))
             seen.add(path)
             found += [
                 (host, scope, path, entry_name, entry)
                 for entry_name, entry in entries.items()
                 if _ours(host, entry_name, entry, name)
             ]
+    if not found and unreadable:
+        return unreadable
     if not found:
         which = f"a server called {name!r}" if name else f"an entry that runs {PACKAGE}"
         message = (
@@ -63,6 +72,8 @@ def host_findings(
             *item,
             environ=environ,
             trusted=item[1] == "user" or trust_project,
+            project=cwd,
+            home=home,
             backends=backends,
         )
         for item in found
@@ -73,7 +84,7 @@ def host_findings(
         # machine and report times the host never sees.
         return [p if isinstance(p, Finding) else await start_entry(p) for p in prepared]
 
-    return asyncio.run(probe_all())
+    return unreadable + asyncio.run(probe_all())
 
 
 def _ours(host: Host, entry_name: str, entry: Mapping[str, Any], name: str | None) -> bool:

@@ -9,15 +9,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from svc_client.backends import BACKENDS, Backend, token_variables
-from svc_client.failures import FailureKind
-from svc_client.settings import GATEWAY_TOKEN_VARIABLE, cleartext_host
-from svc_mcp.findings import Finding, failure
+from svc_mcp.core.backends import BACKENDS, Backend, token_variables
+from svc_mcp.core.failures import FailureKind
+from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE, cleartext_host
 from svc_mcp.hosts.cleartext import refusal
 from svc_mcp.hosts.errors import InstallError
-from svc_mcp.hosts.expansion import entry_env, entry_headers
+from svc_mcp.hosts.expansion import Passed, entry_env, entry_headers
+from svc_mcp.hosts.findings import Finding, failure
+from svc_mcp.hosts.oauth_probe import OAuthGateway, issuer_problem, oauth_gateway
+from svc_mcp.hosts.ours import not_ours
 from svc_mcp.hosts.probe_sessions import Proof, http_session, stdio_session
-from svc_mcp.hosts.runners import PACKAGE, check_on_index, index_url, runs_svc_mcp
+from svc_mcp.hosts.runners import PACKAGE, check_on_index, index_url
 from svc_mcp.hosts.table import Host, Scope
 
 DEFAULT_NAME = "svc"
@@ -67,6 +69,8 @@ def prepare_entry(
     *,
     environ: Mapping[str, str],
     trusted: bool,
+    project: Path,
+    home: Path,
     backends: tuple[Backend, ...] = BACKENDS,
 ) -> Start | Finding:
     """What starting the entry takes, or the finding that it is not started: a project's entry
@@ -82,11 +86,17 @@ def prepare_entry(
         data["url"] = url
         headers = entry_headers(host, entry, environ)
         if not trusted:
-            return _untrusted(check, where, f"connect to {url}", headers.left_out, data)
+            would = f"connect to {url}{_sends_to_url(headers)}"
+            return _untrusted(check, where, would, headers.left_out, data)
+        if headers.withheld is not None:
+            message = f"{where}: not contacted: {headers.withheld}"
+            return failure(check, FailureKind.MISCONFIGURED, message, **data)
         reached = cleartext_host(url, environ) if headers.values else None
         if reached is not None:
             message = f"{where}: not contacted: {refusal('its token', 'the entry', reached)}"
             return failure(check, FailureKind.MISCONFIGURED, message, **data)
+        if not headers.values and (oauth := oauth_gateway(url)) is not None:
+            return oauth_finding(check, where, host.label, oauth, data)
         if any(value.strip() == "Bearer" for value in headers.values.values()):
             message = (
                 f"{where}: not contacted: its token is {GATEWAY_TOKEN_VARIABLE}, which is not set "
@@ -118,14 +128,15 @@ def prepare_entry(
     args = entry_strings(entry.get("args"))
     what = " ".join([command, *args])
     env = entry_env(host, entry, environ)
-    if not runs_svc_mcp(command, args):
+    why = not_ours(command, args, scope=scope, project=project, environ=environ)
+    if why is not None:
         message = (
-            f"{where}: foreign, not started: it runs `{what}`, which is not svc-mcp as install "
-            f"writes it; if it should be svc-mcp, {again}"
+            f"{where}: foreign, not started: it runs `{what}`, {why}; if it should be svc-mcp, "
+            f"{again}"
         )
         return Finding(check, "warn", message, data=data | {"started": False, "foreign": True})
     if not trusted:
-        return _untrusted(check, where, f"run `{what}`", env.left_out, data)
+        return _untrusted(check, where, f"run `{what}`{_sends_from_env(env)}", env.left_out, data)
     if not Path(command).is_absolute():
         message = f"{where} runs {command!r} by name, which a GUI host may not find; {again}"
         return Finding(check, "warn", message, data=data)
@@ -138,7 +149,11 @@ def prepare_entry(
         return failure(check, FailureKind.MISCONFIGURED, f"{where}: {error}; {again}", **data)
 
     def run() -> Coroutine[Any, Any, Proof]:
-        return stdio_session(command, args, env.values, backends)
+        # Started in the home, not the project: a uv.toml or .python-version the project holds
+        # would otherwise steer the uv or uvx it runs.
+        return stdio_session(
+            command, args, env.values, backends, cwd=home if home.is_dir() else Path("/")
+        )
 
     names = ", ".join(env.values)
     limit = host.startup.of(entry, environ)
@@ -163,6 +178,29 @@ def _untrusted(
     return Finding(check, "warn", message, data=data | {"started": False})
 
 
+def _sends_from_env(env: Passed) -> str:
+    """Which of this shell's values the entry's command would get, and where each token goes."""
+    if not env.from_here:
+        return ""
+    said = f", given {', '.join(env.from_here)} from this shell"
+    for backend in BACKENDS:
+        tokens = [name for name in backend.token_variables if env.values.get(name)]
+        if tokens:
+            base = env.values.get(backend.base_url_variable) or backend.default_base_url
+            said += f"; svc-mcp would send {tokens[0]} to {base}"
+    return said
+
+
+def _sends_to_url(headers: Passed) -> str:
+    """Which tokens of this shell (or the gateway's kept one) would go to `url`."""
+    if headers.withheld is not None:
+        return f" with no token ({headers.withheld})"
+    if not headers.from_here:
+        return " with no token of yours"
+    kept = f" (the gateway's kept token, {headers.kept})" if headers.kept else " (this shell's)"
+    return f" and send {', '.join(headers.from_here)}{kept} to it"
+
+
 def _left_out_note(left_out: tuple[str, ...]) -> str:
     if not left_out:
         return ""
@@ -182,3 +220,23 @@ def _check_index(command: str, args: list[str], environ: Mapping[str, str]) -> N
 def entry_strings(value: object) -> list[str]:
     """The items of a list, or the keys of a table, of an entry a person may have edited."""
     return [str(item) for item in value] if isinstance(value, list | dict) else []
+
+
+def oauth_finding(
+    check: str, where: str, label: str, oauth: OAuthGateway, data: dict[str, object]
+) -> Finding:
+    """An entry of a gateway with OAuth: the host signs in itself, so doctor checks what the
+    host's sign-in starts from, the gateway's metadata and the issuer's discovery."""
+    data = data | {"mode": "oauth", "issuer": oauth.issuer, "scopes": list(oauth.scopes)}
+    if (problem := issuer_problem(oauth.issuer)) is not None:
+        message = (
+            f"{where}: the gateway does OAuth, but its authorization server {oauth.issuer} "
+            f"does not answer discovery ({problem}); hosts cannot sign in"
+        )
+        return failure(check, FailureKind.UNREACHABLE, message, **data)
+    message = (
+        f"{where}: the gateway does OAuth with {oauth.issuer} (scopes "
+        f"{', '.join(oauth.scopes)}); its metadata and the issuer's discovery answer; "
+        f"{label} signs in itself"
+    )
+    return Finding(check, "ok", message, data=data)

@@ -6,11 +6,12 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from svc_client.backends import PORTAL, SERVICE, Backend
-from svc_client.failures import FailureKind
-from svc_mcp.confinement import line_in
+from svc_mcp.core.backends import PORTAL, SERVICE, Backend
+from svc_mcp.core.failures import FailureKind
+from svc_mcp.serve.confinement import line_in
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -66,11 +67,16 @@ async def prove(
 
 
 async def stdio_session(
-    command: str, args: list[str], env: dict[str, str], backends: tuple[Backend, ...]
+    command: str,
+    args: list[str],
+    env: dict[str, str],
+    backends: tuple[Backend, ...],
+    *,
+    cwd: Path | None = None,
 ) -> Proof:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    server = StdioServerParameters(command=command, args=args, env=env)
+    server = StdioServerParameters(command=command, args=args, env=env, cwd=cwd)
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         async with (
             stdio_client(server, errlog=errlog) as (read, write),

@@ -7,9 +7,9 @@ import time
 
 import anyio
 
-from svc_client.connection import redact
-from svc_client.failures import FailureKind
-from svc_mcp.findings import Finding, failure
+from svc_mcp.core.connection import redact
+from svc_mcp.core.failures import FailureKind
+from svc_mcp.hosts.findings import Finding, failure
 from svc_mcp.hosts.probe_prepare import Start
 
 

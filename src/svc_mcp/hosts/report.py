@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from svc_client.settings import GATEWAY_TOKEN_VARIABLE
+from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE
 from svc_mcp.hosts.plan import Change
 from svc_mcp.hosts.table import Host, Scope
 

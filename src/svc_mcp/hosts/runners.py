@@ -7,6 +7,7 @@ pypi` first asks the package index whether it has a release.
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import re
 import shutil
@@ -54,7 +55,8 @@ def launch_command(
     unpinned: bool = False,
 ) -> list[str]:
     """`command` followed by `args`. `here` is this installation; the others fetch svc-mcp, pinned
-    to this installation's version (its release tag for github) unless `unpinned`.
+    to this installation's version (for github: the commit it was built from when known, else
+    its release tag) unless `unpinned`.
     With `check` (not for --print), the command must be an executable file."""
     if source == "here":
         if runners.checkout is not None and (runners.uv is not None or runners.script is None):
@@ -79,15 +81,14 @@ def launch_command(
         return [need(runners.uv, "uv", "--uv", check=check), *_uv_run(runners.checkout)]
     uvx = need(runners.uvx, "uvx", "--uvx", check=check)
     if source == "github":
-        pin = "" if unpinned else f"@v{own_version()}"
+        pin = "" if unpinned else f"@{release_commit() or 'v' + own_version()}"
         return [uvx, "--from", f"git+{GITHUB_URL}{pin}", PACKAGE]
-    return [uvx, *from_index(index_url, unpinned=unpinned)]
+    return [uvx, *index_args(index_url), PACKAGE if unpinned else f"{PACKAGE}=={own_version()}"]
 
 
-def from_index(index_url: str | None, *, unpinned: bool = False) -> list[str]:
-    """uvx's arguments for svc-mcp from the package index: this version unless `unpinned`."""
-    index = [] if index_url in (None, DEFAULT_INDEX) else ["--default-index", str(index_url)]
-    return [*index, PACKAGE if unpinned else f"{PACKAGE}=={own_version()}"]
+def index_args(index_url: str | None) -> list[str]:
+    """uvx's arguments for the index an entry resolves from: none for PyPI."""
+    return [] if index_url in (None, DEFAULT_INDEX) else ["--default-index", str(index_url)]
 
 
 def runner_env(command: Sequence[str]) -> dict[str, str]:
@@ -98,6 +99,26 @@ def runner_env(command: Sequence[str]) -> dict[str, str]:
 def own_version() -> str:
     """The version of svc-mcp running this command."""
     return importlib.metadata.version(PACKAGE)
+
+
+def release_commit() -> str | None:
+    """The GitHub commit this installation was built from, when its metadata says (PEP 610's
+    `direct_url.json` of an install from git): an entry pinned to it runs exactly this code,
+    where the release tag could be moved by whoever controls the repository."""
+    try:
+        text = importlib.metadata.distribution(PACKAGE).read_text("direct_url.json")
+        origin = json.loads(text or "{}")
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return None
+    vcs = origin.get("vcs_info") if isinstance(origin, dict) else None
+    url = str(origin.get("url", "")).removeprefix("git+").removesuffix(".git").rstrip("/")
+    commit = vcs.get("commit_id") if isinstance(vcs, dict) and vcs.get("vcs") == "git" else None
+    if url != GITHUB_URL or not isinstance(commit, str) or not _COMMIT.fullmatch(commit):
+        return None
+    return commit
+
+
+_COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
 def _uv_run(checkout: Path) -> list[str]:
@@ -138,11 +159,8 @@ def index_url(option: str | None, environ: Mapping[str, str]) -> str:
     return index
 
 
-def check_on_index(
-    index: str, package: str = PACKAGE, *, version: str | None = None, instead: str | None = None
-) -> None:
-    """Refused unless the index (PEP 503 simple API) lists the package (in `version`, if given).
-    `instead` replaces the advice of the refusals (what to do when the index lacks it)."""
+def check_on_index(index: str, package: str = PACKAGE, *, version: str | None = None) -> None:
+    """Refused unless the index (PEP 503 simple API) lists the package (in `version`, if given)."""
     import httpx  # only `--source pypi` and doctor pay for it
 
     url = f"{index.rstrip('/')}/{package}/"
@@ -157,12 +175,8 @@ def check_on_index(
     if response.status_code == 404:
         raise InstallError(
             f"{package} is not on the package index {index} (no release is published there), so "
-            "the host could not start it: "
-            + (
-                instead
-                or "drop --source to run this installation, or use --source github or "
-                "--source local"
-            )
+            f"the host could not start it: drop --source to run this installation, or use "
+            "--source github or --source local"
         )
     if response.status_code >= 400:
         raise IndexUnreachable(
@@ -173,12 +187,8 @@ def check_on_index(
     if version and not re.search(rf"{name}-{re.escape(version)}[.-]", response.text, re.I):
         raise InstallError(
             f"the package index {index} has no {package} {version} (the version running this "
-            "install, which the entry pins): "
-            + (
-                instead
-                or "pass --unpinned to run the newest release there, or drop --source to "
-                "run this installation"
-            )
+            "install, which the entry pins): pass --unpinned to run the newest release there, or "
+            "drop --source to run this installation"
         )
 
 

@@ -5,6 +5,7 @@ examples all read these rows; adding a host is adding a row (and its tests).
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from collections.abc import Callable, Mapping
@@ -30,9 +31,16 @@ class UserFile:
 
     def path(self, home: Path, platform: Platform, environ: Mapping[str, str]) -> Path:
         *folder, name = self.parts
-        if self.folder_variable and environ.get(self.folder_variable):
-            return Path(environ[self.folder_variable]) / name
+        if self.folder_variable and (given := _absolute(environ, self.folder_variable)):
+            return given / name
         return _base(self.under, home, platform, environ).joinpath(*folder, name)
+
+
+def _absolute(environ: Mapping[str, str], variable: str) -> Path | None:
+    """The folder `variable` names; None when unset or relative, which the XDG spec says to
+    ignore: a relative one would make a file in the current (perhaps cloned) folder the user's."""
+    value = environ.get(variable, "")
+    return Path(value) if value and os.path.isabs(value) else None
 
 
 def _base(
@@ -43,8 +51,8 @@ def _base(
     if platform == "darwin":
         return home / "Library" / "Application Support"
     if platform == "win32":
-        return Path(environ.get("APPDATA") or home / "AppData" / "Roaming")
-    return Path(environ.get("XDG_CONFIG_HOME") or home / ".config")
+        return _absolute(environ, "APPDATA") or home / "AppData" / "Roaming"
+    return _absolute(environ, "XDG_CONFIG_HOME") or home / ".config"
 
 
 @dataclass(frozen=True)

@@ -1,1 +1,0 @@
-"""The client core both backends use: settings, backends, transports, calls, errors, rows."""

@@ -1,0 +1,276 @@
+"""Calling a tool: the plain functions every adapter runs for a row.
+
+`call_tool` (async, over the pooled httpx client) serves MCP; `call_tool_once` (one request over
+the standard library) serves a CLI call. Both check the arguments before anything is sent,
+read the row's backend settings at that moment, and check the payload against the row's record
+model before returning it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, replace
+from functools import cache
+from itertools import count
+from typing import TYPE_CHECKING, Any
+
+from svc_mcp.core.connection import Connection, Payload, unreachable
+from svc_mcp.core.errors import CallError, InvalidArgument, ServerError, Unavailable, Unreachable
+from svc_mcp.core.safe_text import safe_json
+from svc_mcp.core.settings import timeout_seconds
+from svc_mcp.core.telemetry import BackendRequest, backend_request
+from svc_mcp.core.toolspec import FIELDS, ToolSpec
+
+if TYPE_CHECKING:
+    import anyio
+    import httpx
+    from pydantic import TypeAdapter
+
+RETRY_DELAY_SECONDS = 0.2
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """The REST `data` (only the chosen fields of each record when `fields` was given), and the
+    cursor of the next page when more remain."""
+
+    data: Any
+    next_cursor: str | None = None
+
+    def text(self, tool: str) -> str:
+        """What an agent reads: the structured content as compact JSON and, when more remain,
+        one line saying how to get the next page."""
+        text = safe_json(self.structured())
+        if self.next_cursor is None:
+            return text
+        return (
+            f"{text}\nMore records: call {tool} again with the same arguments and "
+            f"cursor={json.dumps(self.next_cursor)} for the next page."
+        )
+
+    def structured(self) -> dict[str, Any]:
+        """MCP structured content, which must be an object: a list becomes `{"result": [...]}`
+        plus `next_cursor` when paging; an object is returned as it is."""
+        if isinstance(self.data, dict):
+            return self.data
+        content: dict[str, Any] = {"result": self.data}
+        if self.next_cursor is not None:
+            content["next_cursor"] = self.next_cursor
+        return content
+
+
+@dataclass(frozen=True)
+class _Request:
+    connection: Connection
+    query: dict[str, str]
+    body: Any
+    fields: tuple[str, ...] | None
+
+
+def _prepare(
+    spec: ToolSpec, arguments: Mapping[str, object], *, anonymous: bool = False
+) -> _Request:
+    given = spec.check_arguments(arguments)
+    if spec.precheck is not None:
+        spec.precheck(given)
+    fields = _known_fields(spec, given.pop(FIELDS.name)) if FIELDS.name in given else None
+    connection = spec.backend.connect()
+    if anonymous:
+        connection = replace(connection, token=None)
+    body = given.pop(spec.body, None) if spec.body else None
+    query = {name: str(value) for name, value in given.items()}
+    return _Request(connection, query, body, fields)
+
+
+def _known_fields(spec: ToolSpec, names: object) -> tuple[str, ...]:
+    """`names` when each is a field of the row's records (as the output schema spells them)."""
+    assert isinstance(names, tuple)
+    known = record_fields(spec)
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise InvalidArgument(f"fields: {_unknown(unknown, known)}", hint=FIELDS.name)
+    return names
+
+
+_FIELD_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}")
+
+
+def _unknown(unknown: list[str], known: tuple[str, ...]) -> str:
+    """What is wrong with the names: a mistyped field (a short identifier close to a field's
+    name) is named with that field; any other name is counted, not echoed, as it may be a token
+    pasted into the wrong place."""
+    named = []
+    for name in unknown:
+        near = difflib.get_close_matches(name, known, n=1) if _FIELD_LIKE.fullmatch(name) else []
+        if near:
+            named.append(f"{name!r} is not a field of these records (did you mean {near[0]!r}?)")
+    hidden = len(unknown) - len(named)
+    fields = ", ".join(known)
+    if not named:
+        return f"{hidden} of the names given are not fields of these records, which have {fields}"
+    others = f"; {hidden} other name(s) given are not fields either" if hidden else ""
+    return f"{'; '.join(named)}{others}; the fields are {fields}"
+
+
+def record_fields(spec: ToolSpec) -> tuple[str, ...]:
+    """The field names of the row's record, as the wire spells them."""
+    fields = spec.record_model().model_fields
+    return tuple(info.alias or name for name, info in fields.items())
+
+
+def retry_delay(spec: ToolSpec, attempt: int, error: CallError) -> float | None:
+    """The one retry rule of both transports: the seconds to wait before sending `spec`'s
+    request again after its `attempt`-th try failed with `error`, or None to give up.
+
+    Only a row that declares `transport_retries` is resent, and only when no HTTP answer came:
+    an answer (a 429 above all, or a 5xx) is never retried. A write is resent only when its
+    request provably never left (no connection was made); after a timeout or a dropped
+    connection it may have reached the server."""
+    if attempt > spec.transport_retries or not isinstance(error, Unreachable):
+        return None
+    if error.sent and not spec.hints.read_only:
+        return None
+    return RETRY_DELAY_SECONDS * attempt
+
+
+async def call_tool(
+    spec: ToolSpec,
+    arguments: Mapping[str, object],
+    http: httpx.AsyncClient,
+    slot: anyio.Semaphore | None = None,
+    *,
+    anonymous: bool = False,
+) -> ToolResult:
+    """Runs one row over `http`, resent as `retry_delay` says, each request holding one of its
+    backend's `slot`s; `anonymous`: without the backend's token (doctor's probes before the one
+    request that carries it). One deadline of `timeout_seconds()` bounds the whole call: the wait
+    for a slot, every request and the pauses between them, so no call outlives it however many
+    wait. Raises a `CallError` subclass on any failure."""
+    import anyio
+
+    from svc_mcp.core.client import fetch
+
+    request = _prepare(spec, arguments, anonymous=anonymous)
+    limit = timeout_seconds()
+    sending = False
+    try:
+        with anyio.fail_after(limit):
+            for attempt in count(1):
+                try:
+                    async with slot if slot is not None else nullcontext():
+                        sending = True
+                        with _exchange(spec) as exchange:
+                            payload = await fetch(
+                                http,
+                                request.connection,
+                                spec.method,
+                                spec.path,
+                                query=request.query,
+                                needs=spec.access,
+                                json_body=request.body,
+                                exchange=exchange,
+                            )
+                            return _checked(spec, request, payload)
+                except CallError as error:
+                    delay = retry_delay(spec, attempt, error)
+                    if delay is None:
+                        raise
+                sending = False
+                await anyio.sleep(delay)
+    except TimeoutError:
+        raise _out_of_time(spec, request.connection, limit, sending=sending) from None
+    raise AssertionError("unreachable: the loop returns or raises")
+
+
+def _out_of_time(
+    spec: ToolSpec, connection: Connection, limit: float, *, sending: bool
+) -> CallError:
+    """The call's deadline passed: in a request, or before one of the backend's slots freed."""
+    if sending:
+        error: CallError = unreachable(connection, f"no answer within {limit:g} s")
+    else:
+        error = Unavailable(
+            f"{connection.service} is busy: every request slot this server keeps for it stayed "
+            f"taken for {limit:g} s (slow or hung calls), so nothing was sent; retry later",
+        )
+    _advise(spec, error)
+    return error
+
+
+def _advise(spec: ToolSpec, error: CallError) -> None:
+    if error.kind.retryable:
+        error.advise(spec.retry_advice)
+
+
+def call_tool_once(spec: ToolSpec, arguments: Mapping[str, object]) -> ToolResult:
+    """`call_tool` for one CLI call, over the standard library; same checks, same rule, same
+    errors."""
+    from svc_mcp.core.oneshot import fetch_once
+
+    request = _prepare(spec, arguments)
+    for attempt in count(1):
+        try:
+            with _exchange(spec) as exchange:
+                payload = fetch_once(
+                    request.connection,
+                    spec.method,
+                    spec.path,
+                    query=request.query,
+                    needs=spec.access,
+                    json_body=request.body,
+                    exchange=exchange,
+                )
+                return _checked(spec, request, payload)
+        except CallError as error:
+            delay = retry_delay(spec, attempt, error)
+            if delay is None:
+                raise
+        time.sleep(delay)
+    raise AssertionError("unreachable: the loop returns or raises")
+
+
+@contextmanager
+def _exchange(spec: ToolSpec) -> Iterator[BackendRequest]:
+    """One backend request of `spec` (its client span when tracing is on); a failure in it
+    carries the request's id, so a person can hand it to an operator."""
+    with backend_request(spec.backend.name, spec.method, spec.path) as exchange:
+        try:
+            yield exchange
+        except CallError as error:
+            error.request_id = exchange.named_id()
+            _advise(spec, error)
+            raise
+
+
+def _checked(spec: ToolSpec, request: _Request, payload: Payload) -> ToolResult:
+    from pydantic import ValidationError
+
+    connection = request.connection
+    try:
+        payload_type(spec).validate_python(payload.data)
+    except ValidationError as exc:
+        first, *others = exc.errors(include_input=False, include_url=False)
+        where = ".".join(str(part) for part in first["loc"]) or "data"
+        more = f" (and {len(others)} more problems)" if others else ""
+        raise ServerError(
+            f"{connection.service} answered {spec.method} {spec.path} with a payload that does "
+            f"not match {spec.record_model().__name__}: {where}: {first['msg']}{more}"
+        ) from None
+    data = payload.data
+    if request.fields is not None:
+        data = [{k: record[k] for k in request.fields if k in record} for record in data]
+    return ToolResult(data, payload.next_cursor)
+
+
+@cache
+def payload_type(spec: ToolSpec) -> TypeAdapter[Any]:
+    """What the row's `data` must be: a list of its record model, or one record."""
+    from pydantic import TypeAdapter
+
+    model = spec.record_model()
+    return TypeAdapter(list[model] if spec.many else model)  # type: ignore[valid-type]

@@ -1,0 +1,350 @@
+"""One backend as a call sees it, and how its answers become values or typed errors.
+
+Both APIs answer `{"ok": true, "data": ..., "next_cursor"?: ...}` or
+`{"ok": false, "error": {"code": ..., "message": ...}}` (docs/api-portal.md, docs/api-service.md).
+The two transports, `svc_mcp.core.client` (httpx, pooled, for the MCP server) and
+`svc_mcp.core.oneshot` (the standard library, for one CLI call), both end in `answer` and
+`unreachable` here, so a failure reads the same whichever way the call went. Only the standard
+library is imported.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from svc_mcp.core.errors import (
+    BadRequest,
+    CallError,
+    Forbidden,
+    LockedOut,
+    NotFound,
+    RateLimited,
+    ServerError,
+    Unauthorized,
+    Unavailable,
+    Unreachable,
+)
+from svc_mcp.core.telemetry import BackendRequest
+
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+CONNECT_TIMEOUT_SECONDS = 5.0
+MAX_URL_CHARS = 8 * 1024
+_MAX_QUOTED_CHARS = 300
+REDACTED = "[redacted]"
+LOCKOUT_HINT = "the lockout: wait retry_after seconds (the token was not checked)"
+"""A lockout's hint names the lockout, never the token variable: nothing the caller sets helps."""
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Where one backend is and how to authenticate, as the environment says right now."""
+
+    service: str
+    """How messages name the backend, e.g. "the portal"."""
+    base_url: str
+    base_url_variable: str
+    token: str | None = field(repr=False)
+    credential_variable: str
+    """What to set to change the token, as messages name it."""
+    token_scheme: str = "Bearer"  # noqa: S105 (a scheme name, not a secret)
+    max_answer_bytes: int = MAX_RESPONSE_BYTES
+    """The largest answer read from this backend (`Backend.max_answer_bytes`)."""
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"{self.token_scheme} {self.token}"} if self.token else {}
+
+    def url(self, path: str, query: dict[str, str]) -> str:
+        """The request URL; `BadRequest` when the arguments make it longer than any server takes."""
+        url = self.base_url + path + (f"?{urlencode(query)}" if query else "")
+        if len(url) > MAX_URL_CHARS:
+            raise BadRequest(
+                f"the arguments make the request URL {len(url):,} characters long, over the "
+                f"{MAX_URL_CHARS:,} a server accepts; shorten them"
+            )
+        return url
+
+    def scrub(self, text: str) -> str:
+        """`text` as one bounded line, with every spelling of the token removed (should a
+        server or a library echo it)."""
+        line = re.sub(r"\s+", " ", redact(text, [self.token])).strip()
+        return line[:_MAX_QUOTED_CHARS]
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """`text` with every spelling of each secret (raw, escaped as Python would, base64)
+    replaced by REDACTED."""
+    for secret in secrets:
+        if secret:
+            for form in _spellings(secret):
+                text = text.replace(form, REDACTED)
+    return text
+
+
+def _spellings(token: str) -> list[str]:
+    raw = token.encode()
+    encoded = [base64.b64encode(raw), base64.urlsafe_b64encode(raw)]
+    forms = {token, repr(token)[1:-1], repr(raw)[2:-1]}
+    forms |= {form.decode() for form in encoded} | {form.decode().rstrip("=") for form in encoded}
+    # Longest first, so that a longer spelling is not left half-replaced by a shorter one.
+    return sorted(forms, key=len, reverse=True)
+
+
+@dataclass(frozen=True)
+class Payload:
+    """A successful answer: the envelope's `data`, and `next_cursor` when more remain."""
+
+    data: Any
+    next_cursor: str | None = None
+
+
+def too_large(connection: Connection, request: str) -> ServerError:
+    """Not retryable: the same request gets the same answer; a page of fewer records may fit."""
+    return ServerError(
+        f"{connection.service} answered {request} with more than "
+        f"{connection.max_answer_bytes / (1024 * 1024):g} MiB; refused (too large; where the "
+        "tool takes a limit, a smaller one may fit)"
+    )
+
+
+def check_length(connection: Connection, request: str, content_length: str | None) -> None:
+    """Refuses an answer that says it is too large before a byte of its body is read."""
+    text = (content_length or "").strip()
+    if text.isdigit() and int(text) > connection.max_answer_bytes:
+        raise too_large(connection, request)
+
+
+def request_headers(
+    connection: Connection, body: bytes | None, exchange: BackendRequest | None = None
+) -> dict[str, str]:
+    """The headers of every request, whichever transport sends it. `identity`: a backend's
+    answer is read as sent, so a small compressed answer cannot inflate in memory. `exchange`
+    adds the request id and the trace context (svc_mcp.core.telemetry)."""
+    headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    if exchange is not None:
+        headers.update(exchange.headers)
+    return {**headers, **connection.headers()}
+
+
+def request_body(json_body: Any) -> bytes | None:
+    """The JSON body as both transports send it (and as `submit_intel` measures it)."""
+    if json_body is None:
+        return None
+    return json.dumps(json_body, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+class BodyReader:
+    """Collects an answer's body as it streams, refused past the backend's `max_answer_bytes`
+    once decoded.
+
+    We ask for `identity`; a backend that compresses anyway with gzip or deflate is inflated
+    here a bounded piece at a time (a few KiB of gzip can inflate to gigabytes), and any other
+    coding is refused."""
+
+    def __init__(self, connection: Connection, request: str, content_encoding: str | None):
+        self._connection = connection
+        self._request = request
+        self._chunks: list[bytes] = []
+        self._size = 0
+        coding = (content_encoding or "identity").strip().lower()
+        self._inflater: zlib._Decompress | None = None
+        if coding in ("gzip", "x-gzip", "deflate"):
+            # 47: a zlib or gzip header, detected; deflate servers send zlib-wrapped data.
+            self._inflater = zlib.decompressobj(wbits=47)
+        elif coding != "identity":
+            raise ServerError(
+                f"{connection.service} answered {request} in an encoding this client does not "
+                "read although it asked for identity; refused"
+            )
+
+    def feed(self, chunk: bytes) -> None:
+        inflater = self._inflater
+        if inflater is None:
+            self._keep(chunk)
+            return
+        data = chunk
+        while data:
+            limit = self._connection.max_answer_bytes
+            self._keep(inflater.decompress(data, limit + 1 - self._size))
+            data = inflater.unconsumed_tail
+
+    def body(self) -> bytes:
+        if self._inflater is not None:
+            self._keep(self._inflater.flush())
+        return b"".join(self._chunks)
+
+    def _keep(self, data: bytes) -> None:
+        self._size += len(data)
+        if self._size > self._connection.max_answer_bytes:
+            raise too_large(self._connection, self._request)
+        self._chunks.append(data)
+
+
+def unreachable(connection: Connection, reason: str, *, sent: bool = True) -> Unreachable:
+    """No HTTP answer; `reason` is scrubbed here, whatever the transport put into it. `sent`:
+    whether the request may have reached the server (False only when no connection was made)."""
+    return Unreachable(
+        f"cannot reach {connection.service} at {connection.base_url} "
+        f"({connection.scrub(reason) or 'no reason given'}); "
+        f"{_which_mistake(connection.base_url, reason, sent=sent)}"
+        f"{connection.base_url_variable} sets the address",
+        base_url=connection.base_url,
+        hint=connection.base_url_variable,
+        sent=sent,
+    )
+
+
+# What OpenSSL says when the answer to a TLS hello is plain HTTP.
+_PLAIN_HTTP_ANSWER = ("wrong version number", "record layer failure", "packet length too long")
+# How an HTTPS server treats a plain HTTP request: it resets, closes, or answers a TLS alert.
+_TLS_REFUSING_PLAIN = ("reset by peer", "disconnected without sending", "illegal status line")
+
+
+def _which_mistake(base_url: str, reason: str, *, sent: bool) -> str:
+    """The likely mistake: https:// to a server that speaks plain HTTP, http:// to one that
+    speaks TLS, or nothing running there."""
+    scheme, said = base_url.partition(":")[0].lower(), reason.lower()
+    if scheme == "https" and any(sign in said for sign in _PLAIN_HTTP_ANSWER):
+        return "it answered in plain HTTP, not TLS: is it http://, not https://? "
+    if scheme == "http" and sent and any(sign in said for sign in _TLS_REFUSING_PLAIN):
+        return "is it running, and does it speak https (use https://)? "
+    return "is it running? "
+
+
+def answer(
+    connection: Connection,
+    request: str,
+    status: int,
+    retry_after: str | None,
+    body: bytes,
+    needs: str,
+) -> Payload:
+    """The payload of an HTTP answer, or the `CallError` it means; `needs` says who may call
+    `request`, for the message of a 403."""
+    envelope = _envelope(body)
+    if 200 <= status < 300 and envelope is not None and envelope["ok"] and "data" in envelope:
+        next_cursor = envelope.get("next_cursor")
+        if next_cursor is None or isinstance(next_cursor, str):
+            return Payload(envelope["data"], next_cursor)
+    raise _failure(connection, request, status, retry_after, envelope, needs)
+
+
+def _envelope(raw: bytes) -> dict[str, Any] | None:
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(body, dict) and isinstance(body.get("ok"), bool):
+        return body
+    return None
+
+
+def _failure(
+    connection: Connection,
+    request: str,
+    status: int,
+    retry_after: str | None,
+    envelope: dict[str, Any] | None,
+    needs: str,
+) -> CallError:
+    error = envelope.get("error") if envelope else None
+    code = error.get("code") if isinstance(error, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    said = connection.scrub(f"{code}: {message}") if code and message else "no error envelope"
+    service, variable = connection.service, connection.credential_variable
+    if status == 401:
+        if connection.token:
+            return Unauthorized(
+                f"{service} refused the token in {variable} for {request} ({said}); "
+                f"set {variable} to a valid, unexpired token",
+                hint=variable,
+            )
+        return Unauthorized(
+            f"{service} needs a token for {request} ({said}); set {variable}", hint=variable
+        )
+    if status == 403:
+        whose = (
+            f"the token in {variable} belongs to an identity without it"
+            if connection.token
+            else f"no token is set: set {variable} to a session of such an identity"
+        )
+        return Forbidden(f"{request} needs {needs}; {whose} ({service} said {said})", hint=needs)
+    if status == 404:
+        return NotFound(
+            f"{service} at {connection.base_url} has no {request} ({said}); "
+            f"check that {connection.base_url_variable} points at {service}",
+            hint=connection.base_url_variable,
+        )
+    if status == 429:
+        return _too_many(connection, code, retry_after)
+    if status in UNAVAILABLE_STATUSES:
+        seconds = retry_after_seconds(retry_after)
+        return Unavailable(
+            f"{service} is unavailable for {request}: HTTP {status} ({said}); {_when(seconds)}",
+            retry_after=seconds,
+        )
+    if 400 <= status < 500:
+        return BadRequest(f"{service} refused {request}: HTTP {status} ({said})")
+    if 200 <= status < 300:
+        return ServerError(f"{service} answered {request} without the documented envelope")
+    return ServerError(f"{service} failed to answer {request}: HTTP {status} ({said})")
+
+
+UNAVAILABLE_STATUSES = frozenset({502, 503, 504})
+"""A gateway or the backend itself says it cannot answer now: a later retry may succeed."""
+MAX_RETRY_AFTER_SECONDS = 24 * 3600
+
+
+def retry_after_seconds(raw: str | None) -> int | None:
+    """A `Retry-After` value (seconds or an HTTP date) as whole seconds from now, at most a day;
+    None when absent or unreadable."""
+    if not raw:
+        return None
+    text = raw.strip()
+    if text.isdigit():
+        return min(int(text), MAX_RETRY_AFTER_SECONDS)
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    from datetime import UTC, datetime
+
+    seconds = math.ceil((when - datetime.now(UTC)).total_seconds())
+    return min(max(seconds, 0), MAX_RETRY_AFTER_SECONDS)
+
+
+def _when(seconds: int | None) -> str:
+    return f"retry after {seconds} seconds" if seconds is not None else "retry later"
+
+
+def _too_many(connection: Connection, code: object, raw: str | None) -> CallError:
+    retry_after = retry_after_seconds(raw)
+    when = _when(retry_after)
+    if code == "rate_limited":
+        return RateLimited(
+            f"{connection.service} is rate limiting requests: {when}; not retried automatically",
+            retry_after=retry_after,
+        )
+    # A locked caller's token is refused unchecked, and the failures that locked it may be anyone's
+    # at its address (every local user shares 127.0.0.1): the token is no suspect.
+    return LockedOut(
+        f"locked out by {connection.service} after repeated failed credentials from this "
+        f"caller's address (on the same machine: its local user), not necessarily with "
+        f"{connection.credential_variable}, which was not checked: {when}; "
+        "not retried automatically",
+        retry_after=retry_after,
+        hint=LOCKOUT_HINT,
+    )

@@ -1,0 +1,85 @@
+"""Whether doctor may start an entry's command as svc-mcp: it has exactly a form install writes,
+and its program is a real file outside the project folder, not under /proc (where a path such as
+/proc/self/cwd names whatever folder doctor runs in). A project's file, which its author wrote, is
+held to more: its svc-mcp is this installation's or the one on PATH, its `uv run --project` is this
+checkout, its `--default-index` the index this shell names, its uv and uvx the ones on PATH."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from svc_mcp.hosts.runners import (
+    DEFAULT_INDEX,
+    INDEX_VARIABLES,
+    PACKAGE,
+    runs_svc_mcp,
+    this_installation,
+)
+from svc_mcp.hosts.table import Scope
+
+_PROC = Path("/proc")
+
+
+def not_ours(
+    command: str, args: Sequence[str], *, scope: Scope, project: Path, environ: Mapping[str, str]
+) -> str | None:
+    """None when doctor may start `command args` as svc-mcp; else why not, for the message."""
+    if not runs_svc_mcp(command, args):
+        return "which is not svc-mcp as install writes it"
+    if not os.path.isabs(command):
+        return None  # by name: never started (a GUI host may not find it), only advised on
+    real = Path(os.path.realpath(command))
+    found = this_installation(environ)
+    mine = _real(found.script)
+    if real == mine:
+        return None
+    if Path(command).is_relative_to(_PROC) or real.is_relative_to(_PROC):
+        return "whose program is under /proc, where a path names whatever folder doctor runs in"
+    if real.is_relative_to(project.resolve()):
+        return f"whose program ({real}) is inside this project folder, which its author wrote"
+    if scope == "user":
+        return None
+    program = Path(command).name.removesuffix(".exe")
+    rest = list(args)
+    if program == PACKAGE:
+        on_path = _on_path(PACKAGE, project)
+        if real != on_path:
+            return (
+                f"whose svc-mcp is neither this installation's ({mine or 'none'}) nor the one on "
+                f"PATH ({on_path or 'none'})"
+            )
+        return None
+    runner = found.uv if program == "uv" else found.uvx
+    expected = {_real(runner), _on_path(program, project)} - {None}
+    if real not in expected:
+        return f"whose {program} is not the one on PATH ({', '.join(map(str, expected)) or 'none'})"
+    if program == "uv":
+        checkout = found.checkout.resolve() if found.checkout else None
+        if checkout is None or Path(os.path.realpath(rest[2])) != checkout:
+            mine_checkout = checkout or "none"
+            return f"which runs the checkout {rest[2]}, not this installation's ({mine_checkout})"
+    if rest[:1] == ["--default-index"] and rest[1] != _index_here(environ):
+        return (
+            f"which fetches svc-mcp from {rest[1]}, not from the index this shell names "
+            f"({_index_here(environ)}; {', '.join(INDEX_VARIABLES)})"
+        )
+    return None
+
+
+def _real(path: str | None) -> Path | None:
+    return Path(os.path.realpath(path)) if path else None
+
+
+def _on_path(program: str, project: Path) -> Path | None:
+    """The program PATH finds, when it is a real file outside the project and /proc."""
+    real = _real(shutil.which(program))
+    if real is None or real.is_relative_to(_PROC) or real.is_relative_to(project.resolve()):
+        return None
+    return real
+
+
+def _index_here(environ: Mapping[str, str]) -> str:
+    return next((environ[name] for name in INDEX_VARIABLES if environ.get(name)), DEFAULT_INDEX)

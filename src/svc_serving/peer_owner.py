@@ -1,0 +1,118 @@
+"""Which local user owns the other end of a loopback TCP connection (docs: Security notes,
+"Loopback is not the operator").
+
+Every local user, every SSH-tunnel client and the gateway itself arrive from 127.0.0.1, so a
+loopback address says nothing about who is calling; the kernel does know which uid created the
+peer's socket. `loopback_owner` asks it with one exact `sock_diag` netlink lookup (what `ss -tnpe`
+shows in its `uid:` column): the kernel finds the one socket whose local end is the peer's
+address and port and whose remote end is ours, a hash lookup whatever the number of open
+sockets, so it costs the same with ten or ten thousand connections. Netlink needs no file, so it
+keeps working under the process's Landlock ruleset, which does not let it read `/proc/net/tcp`.
+
+The answer is None, and the caller must not guess, when the peer is not on loopback, the socket
+is gone or is only a TIME_WAIT or request entry (the kernel reports uid 0 for those, which must
+never stand for root), netlink is unavailable (seccomp, or a systemd unit without AF_NETLINK),
+or the owner is the overflow uid: in a user namespace of its own (systemd's PrivateUsers=) every
+user it does not map reads as 65534, so that number names nobody in particular.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import struct
+
+NETLINK_SOCK_DIAG = 4
+SOCK_DIAG_BY_FAMILY = 20
+NLM_F_REQUEST = 1
+NLMSG_ERROR = 2
+NO_COOKIE = 0xFFFFFFFF
+TCP_TIME_WAIT = 6
+TCP_NEW_SYN_RECV = 12
+OVERFLOW_UID = 65534
+_NOT_A_FULL_SOCKET = frozenset({TCP_TIME_WAIT, TCP_NEW_SYN_RECV})
+_HEADER = struct.Struct("=IHHII")  # nlmsghdr: length, type, flags, sequence, port id
+# inet_diag_req_v2: family, protocol, extensions, pad, states, then inet_diag_sockid: ports
+# (network order), source and destination (16 bytes each), interface, cookie (two words).
+_REQUEST = struct.Struct("=BBBBI2s2s16s16sIII")
+# inet_diag_msg up to the uid: family, state, timer, retransmits, the 48-byte id, expires,
+# rqueue, wqueue, uid.
+_REPLY = struct.Struct("=BBBB48sIIII")
+_TIMEOUT_SECONDS = 0.5
+
+Endpoint = tuple[str, int]
+
+
+def is_loopback_address(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and IPv4-mapped loopback; False for anything else, names too."""
+    address = _address(host)
+    return address is not None and address.is_loopback
+
+
+def loopback_owner(peer: Endpoint, local: Endpoint) -> int | None:
+    """The uid that owns the peer's socket of the loopback connection `peer` -> `local` (our end),
+    or None when it cannot be known for certain."""
+    if not (is_loopback_address(peer[0]) and is_loopback_address(local[0])):
+        return None
+    request = _request(peer, local)
+    if request is None:
+        return None
+    try:
+        with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_SOCK_DIAG) as diag:
+            diag.settimeout(_TIMEOUT_SECONDS)
+            diag.sendto(request, (0, 0))
+            reply = diag.recv(8192)
+    except OSError:
+        return None
+    return _owner(reply)
+
+
+def _request(peer: Endpoint, local: Endpoint) -> bytes | None:
+    peer_address, local_address = _address(peer[0]), _address(local[0])
+    if peer_address is None or local_address is None:
+        return None
+    if peer_address.version != local_address.version:
+        return None
+    family = socket.AF_INET if peer_address.version == 4 else socket.AF_INET6
+    body = _REQUEST.pack(
+        family,
+        socket.IPPROTO_TCP,
+        0,
+        0,
+        0xFFFFFFFF,
+        struct.pack("!H", peer[1]),
+        struct.pack("!H", local[1]),
+        peer_address.packed.ljust(16, b"\0"),
+        local_address.packed.ljust(16, b"\0"),
+        0,
+        NO_COOKIE,
+        NO_COOKIE,
+    )
+    header = _HEADER.pack(_HEADER.size + len(body), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST, 1, 0)
+    return header + body
+
+
+def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        address = ipaddress.ip_address(host.strip("[]").partition("%")[0])
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        # A dual-stack listener sees an IPv4 client as ::ffff:a.b.c.d; its socket is IPv4.
+        return address.ipv4_mapped
+    return address
+
+
+def _owner(reply: bytes) -> int | None:
+    if len(reply) < _HEADER.size:
+        return None
+    _, kind, _, _, _ = _HEADER.unpack_from(reply)
+    if kind == NLMSG_ERROR or kind != SOCK_DIAG_BY_FAMILY:
+        # ENOENT: no such socket (gone, or not ours to see); nothing else is expected.
+        return None
+    if len(reply) < _HEADER.size + _REPLY.size:
+        return None
+    _, state, _, _, _, _, _, _, uid = _REPLY.unpack_from(reply, _HEADER.size)
+    if state in _NOT_A_FULL_SOCKET or uid == OVERFLOW_UID:
+        return None
+    return int(uid)

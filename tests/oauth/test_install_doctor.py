@@ -1,0 +1,48 @@
+"""`svc-mcp install --http URL` and `svc-mcp doctor` against a real gateway with OAuth: the entry
+carries no token (each host signs in itself), and doctor says the gateway's mode and checks its
+metadata and the issuer's discovery."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.install.conftest import Home, RunCli, servers_of
+from tests.mcp.conftest import PortalStub
+from tests.oauth.conftest import auth_server, start_gateway
+from tests.support import free_port
+
+
+def doctor_entry(run_cli: RunCli) -> dict[str, object]:
+    result = run_cli("doctor", "--json")
+    findings = {f["check"]: f for f in map(json.loads, result.stdout.splitlines())}
+    entry: dict[str, object] = findings["host.cursor.user"]
+    return entry
+
+
+def test_install_writes_no_token_and_doctor_checks_the_sign_in(
+    portal: PortalStub, idp_root: Path, fake_home: Home, run_cli: RunCli, tmp_path: Path
+) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    with (
+        auth_server(idp_root, [url], [], "k1") as (idp, _),
+        start_gateway(portal, tmp_path / "gateway.log", idp.issuer, port),
+    ):
+        result = run_cli("install", "--client", "cursor", "--http", url)
+        assert result.returncode == 0, result.stderr
+        assert f"does OAuth: Cursor signs in to {idp.issuer} itself" in result.stderr
+        assert "SVC_MCP_GATEWAY_TOKEN" not in result.stderr
+        (entry,) = servers_of("cursor", fake_home.user_file("cursor")).values()
+        assert entry == {"url": url}
+
+        found = doctor_entry(run_cli)
+        assert found["status"] == "ok", found
+        assert found["mode"] == "oauth"
+        assert found["issuer"] == idp.issuer
+        assert found["scopes"] == ["svc:read", "svc:intel"]
+
+        idp.stop()  # the authorization server down: no host can sign in
+        found = doctor_entry(run_cli)
+        assert (found["status"], found["kind"]) == ("fail", "unreachable"), found
+        assert "does not answer discovery" in str(found["message"])

@@ -1,0 +1,112 @@
+"""Loopback is not the operator (issue 31.3, 31.4): against a real `svc-stub service` on loopback,
+another local user (uid 4242, played with setpriv) sends wrong tokens from 127.0.0.1. The lockout
+keys a loopback peer by the local user that owns its socket, so this process (the gateway's uid)
+keeps its access, and the whole loopback range is one address per user."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.service.conftest import TOKEN, WRONG
+from tests.service.test_e2e import client_from, security_events, stop
+from tests.service.test_e2e_guard import service
+from tests.support import ROOT, Server
+
+OTHER_UID = 4242
+ME = f"loopback:uid={os.getuid()}"
+OTHER = f"loopback:uid={OTHER_UID}"
+SEND = """
+import http.client, json, os, sys
+port = int(sys.argv[1])
+statuses = []
+for source in sys.argv[2:]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=(source, 0))
+    connection.request("GET", "/api/v1/system", headers={"X-API-Token": os.environ["TRY_TOKEN"]})
+    statuses.append(connection.getresponse().status)
+    connection.close()
+print(json.dumps(statuses))
+"""
+
+
+def as_other_user(home: Path, *command: str, **env: str) -> subprocess.CompletedProcess[str]:
+    home.mkdir(exist_ok=True)
+    os.chown(home, OTHER_UID, OTHER_UID)
+    return subprocess.run(
+        ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups", *command],
+        env={"PATH": "/usr/bin:/bin", "HOME": str(home), **env},
+        cwd=home,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def other_user_sends(server: Server, home: Path, token: str, sources: list[str]) -> list[int]:
+    port = server.base_url.rsplit(":", 1)[1]
+    done = as_other_user(home, sys.executable, "-I", "-c", SEND, port, *sources, TRY_TOKEN=token)
+    assert done.returncode == 0, done.stderr
+    statuses = json.loads(done.stdout)
+    assert isinstance(statuses, list)
+    return statuses
+
+
+def my_status(server: Server, source: str = "127.0.0.1") -> int:
+    with client_from(server, source) as client:
+        return client.get("/api/v1/system", headers={"X-API-Token": TOKEN}).status_code
+
+
+def test_another_local_user_locks_only_itself(demo_db: Path, tmp_path: Path) -> None:
+    home = tmp_path / "other"
+    with service(demo_db, tmp_path / "users.log") as server:
+        assert other_user_sends(server, home, WRONG, ["127.0.0.1"] * 8) == [401] * 7 + [429]
+        # The gateway's user, at the very same address, was never counted.
+        assert my_status(server) == 200
+        assert my_status(server, "127.0.0.77") == 200
+        assert other_user_sends(server, home, TOKEN, ["127.0.0.1", "127.0.0.9"]) == [429, 429]
+        log = stop(server)
+    events = security_events(log)
+    assert [e["client"] for e in events if e["event"] == "lockout"] == [OTHER]
+    assert {e["client"] for e in events if e["event"] == "auth_failure"} == {OTHER}
+    assert TOKEN not in log
+    assert WRONG not in log
+
+
+def test_the_whole_loopback_range_is_one_address_per_user(demo_db: Path, tmp_path: Path) -> None:
+    # 127.0.0.2 ... 127.0.1.101 and 127.1.0.2 ...: 300 addresses, one wrong token each.
+    sources = [f"127.{n // 200}.{(n // 100) % 2}.{n % 100 + 2}" for n in range(300)]
+    assert len(set(sources)) == 300
+    with service(demo_db, tmp_path / "range.log") as server:
+        statuses = other_user_sends(server, tmp_path / "other", WRONG, sources)
+        assert my_status(server, "127.1.0.2") == 200
+        log = stop(server)
+    assert statuses == [401] * 7 + [429] * 293
+    events = security_events(log)
+    assert [e["client"] for e in events if e["event"] == "lockout"] == [OTHER]
+
+
+def test_the_lockout_hint_names_the_lockout_not_the_token(demo_db: Path, tmp_path: Path) -> None:
+    """The CLI of a locked-out user, with the right token: told about the lockout, not the token."""
+    home = tmp_path / "other"
+    with service(demo_db, tmp_path / "hint.log") as server:
+        assert other_user_sends(server, home, WRONG, ["127.0.0.1"] * 8)[-1] == 429
+        done = as_other_user(
+            home,
+            sys.executable,
+            "-m",
+            "svc_mcp",
+            "get_system",
+            SERVICE_API_BASE=server.base_url,
+            SERVICE_API_TOKEN=TOKEN,
+            PYTHONPATH=f"{ROOT / 'src'}:{ROOT}",
+        )
+    told = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert "locked out" in told
+    assert "not checked" in told
+    assert "check SERVICE_API_TOKEN" not in told
+    assert TOKEN not in told
