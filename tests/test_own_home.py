@@ -15,6 +15,7 @@ from tests.conftest import HOME_VARIABLES, KEPT_CACHES, REAL_HOME, real_home_rea
 from tests.mcp.conftest import process_env
 
 
+@pytest.mark.e2e
 def test_a_started_process_finds_the_tests_home_not_the_real_one(own_home: Path) -> None:
     shown = subprocess.run(
         [

@@ -14,7 +14,7 @@ from typing import NoReturn
 
 from portal_tools.tools import PORTAL_TOOLS
 from svc_mcp.cli.commands import SPEC, Commands, add_tool_command, arguments, formatter
-from svc_mcp.cli.suggestions import near_options
+from svc_mcp.cli.suggestions import near_commands, near_options
 from svc_mcp.core.exits import OneLineParser, run_command
 from svc_mcp.core.toolspec import ToolSpec
 
@@ -47,12 +47,13 @@ def build_parser(specs: Sequence[ToolSpec], prog: str) -> argparse.ArgumentParse
 
 
 class _SuggestingParser(OneLineParser):
-    """A mistyped option gets the nearest one (argparse says only that it is unknown)."""
+    """A mistyped command or option gets the nearest one (argparse says only that it is
+    unknown, or every choice)."""
 
     def error(self, message: str) -> NoReturn:
         if message.startswith("unrecognized arguments: "):
             message = near_options(message, self)
-        super().error(message)
+        super().error(near_commands(message, self))
 
 
 def _commands(parser: argparse.ArgumentParser) -> Commands:

@@ -32,6 +32,7 @@ WITHOUT_SDK = textwrap.dedent(
     ("module", "prog"),
     [("svc_mcp.core.telemetry", "svc-mcp"), ("server_stub.telemetry", "svc-stub")],
 )
+@pytest.mark.e2e
 def test_a_checkout_is_told_uv_run_with_the_extra(module: str, prog: str) -> None:
     done = subprocess.run(
         [sys.executable, "-c", WITHOUT_SDK.format(module=module)],

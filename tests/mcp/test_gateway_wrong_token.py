@@ -17,6 +17,8 @@ from tests.mcp.conftest import PortalStub
 from tests.mcp.test_mcp_gateway import GATEWAY_TOKEN, start_gateway
 from tests.support import ROOT
 
+pytestmark = pytest.mark.e2e
+
 HOSTS_PAGE = (ROOT / "docs" / "hosts.md").read_text(encoding="utf-8")
 
 

@@ -18,6 +18,8 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.mcp.conftest import SVC_MCP, PortalStub, over_stdio, process_env
 from tests.mcp.test_mcp_gateway import GATEWAY_TOKEN, start_gateway
 
+pytestmark = pytest.mark.e2e
+
 
 def listed(*args: str) -> list[str]:
     done = subprocess.run(

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from svc_mcp import cli as svc_mcp_cli
+from svc_mcp.cli import main as svc_mcp_cli
 from tests.mcp.conftest import run_in_process
 
 

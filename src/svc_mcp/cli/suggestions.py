@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 
 
 def option_strings(parser: argparse.ArgumentParser) -> list[str]:
@@ -25,3 +26,19 @@ def near_options(message: str, parser: argparse.ArgumentParser) -> str:
         if typed.startswith("--") and (near := difflib.get_close_matches(typed, options, n=1)):
             guesses.append(f"{typed}: did you mean {near[0]}?")
     return f"{message} ({'; '.join(guesses)})" if guesses else message
+
+
+def near_commands(message: str, parser: argparse.ArgumentParser) -> str:
+    """argparse's `invalid choice` for a mistyped command with the nearest commands of `parser`."""
+    typed = re.match(r"argument <command>: invalid choice: '([^']*)'", message)
+    if typed is None:
+        return message
+    names = [
+        name
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name in action.choices
+    ]
+    near = difflib.get_close_matches(typed[1], names, n=3)
+    guess = f"; did you mean {' or '.join(near)}?" if near else f" (one of {', '.join(names)})"
+    return f"no command {typed[1]!r}{guess}"
