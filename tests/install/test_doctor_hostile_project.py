@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from svc_mcp.hosts.runners import own_version, this_installation
+from tests.e2e import e2e_fixture
 from tests.install.conftest import Home, RunCli
 from tests.install.test_doctor_trust import findings_of, hostile_url, write
 from tests.mcp.conftest import PortalStub
@@ -154,7 +155,7 @@ class Listener:
         return self.process.communicate(timeout=10)[0]
 
 
-@pytest.fixture
+@e2e_fixture()
 def other_users_listener() -> Iterator[Listener]:
     """An HTTP server on loopback run by another local user (uid 4242), printing each request's
     headers."""

@@ -19,6 +19,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from tests.e2e import e2e_fixture
 from tests.mcp.conftest import PortalStub, portal, process_env  # noqa: F401 (a fixture)
 from tests.support import Server, free_port, running_server
 
@@ -124,7 +125,7 @@ class AuthServer:
         return str(answer.json()["access_token"])
 
 
-@pytest.fixture(scope="session")
+@e2e_fixture(scope="session")
 def idp_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The pinned oidc-provider installed by `npm ci` into a folder of the run's own."""
     npm = shutil.which("npm")

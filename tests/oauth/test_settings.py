@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.mcp.conftest import SVC_MCP, PortalStub, run_commands
 from tests.oauth.conftest import auth_server, service_client, start_gateway
@@ -27,6 +28,7 @@ INITIALIZE = {
 NOWHERE = {"PORTAL_API_BASE": "http://127.0.0.1:9"}
 
 
+@pytest.mark.e2e
 def test_unusable_settings_are_refused_with_what_to_do() -> None:
     serve = [SVC_MCP, "--http", "--port", str(free_port())]
     issuer = "https://idp.example.test"
