@@ -329,6 +329,7 @@ def _strict(constant: str) -> None:
     raise ValueError(f"not JSON: {constant}")
 
 
+@pytest.mark.e2e
 def test_non_finite_numbers_come_out_as_valid_json(hostile: HostileBackend) -> None:
     """A backend's 1e999 and NaN: the CLI prints null (decisions.md), which any JSON reader
     takes."""
