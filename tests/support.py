@@ -111,7 +111,8 @@ def running_server(
         wait_ready(
             process,
             log_path,
-            lambda left: accepts(host, port) and answers(base_url + ready_path, left),
+            # `host` is as in a URL: an IPv6 literal comes in brackets, which a socket refuses.
+            lambda left: accepts(host.strip("[]"), port) and answers(base_url + ready_path, left),
         )
         yield Server(base_url=base_url, process=process, log_path=log_path)
     finally:

@@ -34,7 +34,7 @@ from server_stub.http import PageRequest, encode_cursor
 from server_stub.service import shapes
 from server_stub.service.private_dir import within_own_files
 from server_stub.service.shapes import Row
-from server_stub.service.storage import STORAGE_FAULTS, StorageFault, classify
+from server_stub.service.storage import STORAGE_FAULTS, StorageFault, classify, has_write_access
 from server_stub.telemetry import child
 
 _T = TypeVar("_T")
@@ -87,6 +87,13 @@ class TimeRange:
     """Exclusive upper bound."""
 
 
+def _unavailable(error: sqlite3.Error, action: str) -> DatabaseUnavailable:
+    """`error`, classified (a corrupt file is permanent however it shows) and recorded."""
+    fault = classify(error)
+    STORAGE_FAULTS.record(fault, action)
+    return DatabaseUnavailable(type(error).__name__, fault)
+
+
 def read_only_uri(path: Path) -> str:
     return f"file:{quote(str(path.resolve()))}?mode=ro"
 
@@ -100,11 +107,13 @@ class ServiceDatabase:
         self._cached_version: int | None = None
         self._look: FileLook | None = None
         self._look_when_asked: FileLook | None = None
+        self._opened_without_write_access = False
 
     def close(self) -> None:
         if self._connection is not None:
             self._connection.close()
         self._connection, self._identity = None, None
+        self._opened_without_write_access = False
         self._cache.clear()
         # data_version counts per connection: a new one's numbers compare with nothing kept.
         self._cached_version, self._look_when_asked = None, None
@@ -133,9 +142,18 @@ class ServiceDatabase:
             self._cache[key] = result
             return result
 
+    def let_go_once_writable(self) -> None:
+        """Closes a connection opened while write access was lost, once it is back. A process's
+        connections to one database share one index in `<db>-shm`, opened read-only when the
+        first of them could not write it; this connection would keep it so, and the intake's
+        writes would fail for as long as it lives."""
+        if self._opened_without_write_access and self.path and has_write_access(self.path):
+            self.close()
+
     def _current_connection(self) -> sqlite3.Connection:
         if self.path is None:
             raise DatabaseUnavailable("no database configured")
+        self.let_go_once_writable()
         try:
             status = os.stat(self.path)
         except OSError:
@@ -153,14 +171,15 @@ class ServiceDatabase:
                     check_same_thread=False,
                 )
             except sqlite3.Error as exc:
-                raise DatabaseUnavailable(type(exc).__name__) from None
+                raise _unavailable(exc, "opening") from None
             try:
-                within_own_files(connection)
+                within_own_files(connection)  # reads the schema: a corrupt one fails here
             except sqlite3.Error as exc:
                 connection.close()
-                raise DatabaseUnavailable(type(exc).__name__) from None
+                raise _unavailable(exc, "opening") from None
             connection.row_factory = sqlite3.Row
             self._connection, self._identity = connection, identity
+            self._opened_without_write_access = not has_write_access(self.path)
         return self._connection
 
     @contextmanager
@@ -171,9 +190,7 @@ class ServiceDatabase:
         except sqlite3.Error as exc:
             # A broken file stays broken for this handle; the next request opens afresh.
             self.close()
-            fault = classify(exc)
-            STORAGE_FAULTS.record(fault, "reading")
-            raise DatabaseUnavailable(type(exc).__name__, fault) from None
+            raise _unavailable(exc, "reading") from None
 
     def is_ready(self) -> bool:
         try:

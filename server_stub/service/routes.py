@@ -252,6 +252,9 @@ class ServiceRoutes:
         QueryReader(request, ())
         require_json(request)
         document = parse_envelope(await request.body())
+        # Here, on the thread that reads: the readers' connection must not hold the database's
+        # shared index read-only once write access is back (a client may only ever write).
+        self.db.let_go_once_writable()
         # In a worker thread: waiting on a locked database must not stall other requests.
         receipt = await to_thread.run_sync(self.intake.receive, document)
         return ok(receipt.data(), status=200 if receipt.duplicate else 201)

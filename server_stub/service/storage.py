@@ -135,9 +135,14 @@ def still_failing(fault: StorageFault, path: Path) -> bool:
     if fault is StorageFault.CORRUPT:
         return quick_check(path) != "ok"
     if fault is StorageFault.READ_ONLY:
-        # The file and its folder (where SQLite writes its journal) must both be writable.
-        return not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+        return not has_write_access(path)
     return False
+
+
+def has_write_access(path: Path) -> bool:
+    """Whether the database file and its folder (where SQLite writes its journal) are both
+    writable, as far as permissions and the mount say."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
 def use_wal(path: Path) -> str | None:

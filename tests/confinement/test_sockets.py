@@ -16,6 +16,8 @@ import pytest
 
 from tests.confinement.test_write_forms import database_in, probe, run_probe
 
+pytestmark = pytest.mark.e2e  # every test runs the probe in a process of its own
+
 
 @pytest.fixture
 def unix_listener(tmp_path: Path) -> Iterator[tuple[socket.socket, str]]:
@@ -173,7 +175,6 @@ print(json.dumps(opened))
 """
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("owners", [True, False])
 def test_only_the_data_service_may_ask_the_kernel_who_owns_a_socket(owners: bool) -> None:
     """The data service's guard asks netlink's sock_diag which local user owns a loopback peer;

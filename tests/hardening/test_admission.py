@@ -21,6 +21,7 @@ from starlette.types import Receive, Scope, Send
 
 from svc_serving.admission import PER_KEY_FULL, TOTAL_FULL, ConnectionTable
 from svc_serving.bounded import BoundedHttpTools
+from tests.e2e import e2e_fixture
 from tests.hardening.raw_http import connect, read_response, request_head
 from tests.mcp.conftest import SVC_STUB, process_env
 from tests.support import Server, free_port, running_server
@@ -40,7 +41,7 @@ def file_limit_raised() -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-@pytest.fixture(scope="module")
+@e2e_fixture(scope="module")
 def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("portal")
     data = root / "data"
@@ -88,7 +89,9 @@ def test_admission_costs_the_same_with_2000_connections_open(portal: Server) -> 
     assert still_open == HELD, f"only {still_open} of {HELD} held connections stayed open"
     ratio = crowded / alone
     print(f"admissions/s: {alone:.0f} alone, {crowded:.0f} with {HELD} open ({ratio:.2f}x)")
-    assert ratio > 0.3, f"{crowded:.0f}/s with {HELD} open against {alone:.0f}/s alone"
+    # Re-counting every open connection per admission gave 0.01; counters give 0.13 to 0.3 on a
+    # loaded 2-core machine (the kernel's own cost of 2,000 sockets stays): 0.08 tells them apart.
+    assert ratio > 0.08, f"{crowded:.0f}/s with {HELD} open against {alone:.0f}/s alone"
 
 
 def _open(sock: socket.socket) -> bool:

@@ -10,8 +10,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from svc_mcp.core.failures import FailureKind
 from tests.mcp.conftest import SVC_MCP, process_env
+
+pytestmark = pytest.mark.e2e
 
 TIMEOUT = 2.0
 SILENT_DNS = (

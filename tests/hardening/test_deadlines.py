@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.e2e import e2e_fixture
 from tests.hardening.raw_http import (
     closed_by_server,
     connect,
@@ -38,7 +39,7 @@ NEVER = 15.0
 """How long a test waits before it calls a connection kept for ever."""
 
 
-@pytest.fixture(scope="module", params=["portal", "service", "gateway"])
+@e2e_fixture(scope="module", params=["portal", "service", "gateway"])
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, Server, str]]:

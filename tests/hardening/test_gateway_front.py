@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.e2e import e2e_fixture
 from tests.hardening.raw_http import closed_by_server, connect
 from tests.hardening.test_gateway_auth import INITIALIZE, MCP_HEADERS, NOWHERE
 from tests.mcp.conftest import process_env
@@ -31,7 +32,7 @@ LIMITS = {
 }
 
 
-@pytest.fixture(scope="module")
+@e2e_fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root: Path = tmp_path_factory.mktemp("gateway")
     port = free_port()

@@ -13,11 +13,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.hardening.fake_backend import fake_backend
 from tests.mcp.conftest import SERVICE_TOKEN, SVC_MCP, process_env
+
+pytestmark = pytest.mark.e2e
 
 FD = 3
 

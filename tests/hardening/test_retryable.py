@@ -18,6 +18,8 @@ from tests.hardening.fake_backend import fake_backend
 from tests.hardening.test_service_faults import envelope, exclusive_lock
 from tests.mcp.conftest import INTEL_KEY, SERVICE_TOKEN, SVC_MCP, ServiceStub, process_env
 
+pytestmark = pytest.mark.e2e
+
 STORAGE_RETRY_AFTER = "2"
 
 

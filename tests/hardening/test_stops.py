@@ -22,6 +22,8 @@ from tests.hardening.fake_backend import ARRIVALS, LATE_SECONDS, fake_backend
 from tests.mcp.conftest import SERVICE_TOKEN, SVC_MCP, process_env
 from tests.support import free_port, running_server
 
+pytestmark = pytest.mark.e2e
+
 CALLS = 20
 SLOTS = 16
 

@@ -71,6 +71,7 @@ def make_hostile(kind: str, path: Path) -> str:
     return "nested too deeply"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("kind", ["dev-zero", "fifo", "deep"])
 def test_a_hostile_project_file_gets_one_clear_line(kind: str, fake_home: Home) -> None:
     says = make_hostile(kind, fake_home.project / ".mcp.json")
@@ -93,6 +94,7 @@ def test_a_hostile_project_file_gets_one_clear_line(kind: str, fake_home: Home) 
         assert says in install.stderr
 
 
+@pytest.mark.e2e
 def test_a_hostile_user_file_gets_one_clear_line(fake_home: Home) -> None:
     """A user's file that is a FIFO: read without blocking, refused in one line."""
     cursor = fake_home.user_file("cursor")
@@ -107,6 +109,7 @@ def test_a_hostile_user_file_gets_one_clear_line(fake_home: Home) -> None:
 FORGED = "✓ host.forged  everything needed works"
 
 
+@pytest.mark.e2e
 def test_escape_sequences_and_line_ends_from_a_project_are_shown_escaped(
     fake_home: Home,
 ) -> None:
@@ -201,6 +204,7 @@ def test_a_folder_swapped_for_a_link_never_sends_the_write_outside(
     assert 0 in results, "install never got through"
 
 
+@pytest.mark.e2e
 def test_a_relative_config_home_is_ignored(fake_home: Home) -> None:
     """A relative XDG_CONFIG_HOME or CODEX_HOME would make a file of the current (cloned) folder a
     trusted user file, whose entries doctor starts without asking."""

@@ -11,10 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.service.conftest import TOKEN, WRONG
 from tests.service.test_e2e import client_from, security_events, stop
 from tests.service.test_e2e_guard import service
 from tests.support import ROOT, Server
+
+pytestmark = pytest.mark.e2e
 
 OTHER_UID = 4242
 ME = f"loopback:uid={os.getuid()}"

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
+from tests.e2e import e2e_fixture
 from tests.service.authenticator import SoftwareAuthenticator
 from tests.service.conftest import TOKEN
 from tests.service.test_e2e import PROXIED, remote_client, security_events, stop
@@ -23,7 +23,7 @@ OPTIONS_EACH = 4
 """300 addresses x 4 options: more than the 1,024 challenges the table holds."""
 
 
-@pytest.fixture
+@e2e_fixture()
 def flooded_service(demo_db: Path, tmp_path: Path) -> Iterator[Server]:
     with service(demo_db, tmp_path / "flood.log", **PROXIED) as server:
         yield server

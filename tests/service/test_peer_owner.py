@@ -45,6 +45,7 @@ def ends(sock: socket.socket) -> tuple[tuple[str, int], tuple[str, int]]:
     return (peer[0], peer[1]), (local[0], local[1])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("family", "host"), [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")]
 )
@@ -55,6 +56,7 @@ def test_the_owner_of_the_peer_socket_is_named(family: socket.AddressFamily, hos
         assert loopback_owner(*ends(ours)) == os.getuid()
 
 
+@pytest.mark.e2e
 def test_an_ipv4_client_of_a_dual_stack_listener_is_found() -> None:
     with socket.socket(socket.AF_INET6) as server:
         server.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
@@ -87,6 +89,7 @@ def test_a_closed_peer_is_nobody_not_root() -> None:
             assert loopback_owner(peer, local) is None
 
 
+@pytest.mark.e2e
 def test_in_a_user_namespace_of_its_own_an_unmapped_owner_is_nobody() -> None:
     with accepted_from(socket.AF_INET, "127.0.0.1", uid=OTHER_UID) as ours:
         peer, local = ends(ours)

@@ -3,7 +3,7 @@ and data service stubs as real processes on free loopback ports, and their clean
 
 Three processes run `python -m server_stub ...`: the portal (demo data, an auditor session), the
 data service (auth on with a generated token, the intel intake on with a generated key) and a
-second data service on the same database that the wrong-token step locks, so the lockout never
+second data service on a copy of the database that the wrong-token step locks, so the lockout never
 touches the service the rest of the demo (and `--keep-running`) uses. The intel key goes into the
 environment of the data service only; every child starts from this process's environment without
 the variables svc-mcp and the stubs read, so nothing of the user's own configuration leaks in.
@@ -156,8 +156,8 @@ def _start(root: Path, started: list[Stub]) -> DemoStubs:
     portal_data, db, lockout_db = root / "portal", root / "service.db", root / "lockout.db"
     write_demo_data(portal_data)
     write_demo_database(db)
-    # A database of its own: two services on one file would race for SQLite's WAL files, which
-    # a confined service may use but not make again once the other removed them.
+    # A database of its own: when one confined service's last connection closes, SQLite deletes
+    # the -wal and -shm files, and the other (whose file rules name those files) could not read.
     shutil.copyfile(db, lockout_db)
     session = issue_session(portal_data, AUDITOR, SESSION_TTL)
     token, intel_key = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
