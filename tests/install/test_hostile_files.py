@@ -21,8 +21,6 @@ import pytest
 
 from tests.install.conftest import Home, RunCli
 
-pytestmark = pytest.mark.e2e
-
 SVC_MCP = [sys.executable, "-m", "svc_mcp"]
 UVX = sys.executable  # any absolute executable stands in for uvx
 
