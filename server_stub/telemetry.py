@@ -61,9 +61,11 @@ def setup(service_name: str) -> None:
 
         install_providers(service_name)
     except ImportError:
+        from svc_serving.extras import install_hint
+
         print(
-            "svc-stub: OTEL_* is set but OpenTelemetry is not installed: "
-            "pip install 'svc-mcp[otel]'; running without telemetry",
+            f"svc-stub: OTEL_* is set but OpenTelemetry is not installed (svc-mcp's otel extra): "
+            f"{install_hint('otel', 'svc-stub')}; running without telemetry",
             file=sys.stderr,
         )
         return

@@ -1,14 +1,92 @@
-"""What every test shares: no test writes the real user's state directory, and a test that starts
-a process is marked e2e (tests/e2e.py)."""
+"""What every test shares: a home of its own (no test reads or writes the real user's home), and a
+test that starts a process is marked e2e (tests/e2e.py).
+
+Every variable a program uses to find the user's files points into a temporary folder: for the
+whole run (session fixtures, and every process they start), then a fresh one for each test. The
+package caches stay where they are (uv's and npm's, read here before HOME moves, and npm's own
+settings file), so tests that run uv or npm neither download again nor lose the registry the
+machine is configured for. In this process an audit hook fails a test that opens a file in the
+real home outside those caches and this interpreter's own folders.
+"""
 
 from __future__ import annotations
 
 import os
+import sys
+import tempfile
 from collections.abc import Generator, Iterator
+from pathlib import Path
 
 import pytest
 
 from tests import e2e
+
+REAL_HOME = Path(os.environ.get("HOME") or Path.home()).resolve()
+_XDG_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or REAL_HOME / ".cache")
+KEPT_CACHES = {
+    "UV_CACHE_DIR": os.environ.get("UV_CACHE_DIR") or str(_XDG_CACHE / "uv"),
+    "NPM_CONFIG_CACHE": os.environ.get("NPM_CONFIG_CACHE") or str(REAL_HOME / ".npm"),
+}
+"""uv's and npm's caches as the user has them (their default places are under HOME)."""
+if (REAL_HOME / ".npmrc").is_file() and "NPM_CONFIG_USERCONFIG" not in os.environ:
+    KEPT_CACHES["NPM_CONFIG_USERCONFIG"] = str(REAL_HOME / ".npmrc")
+HOME_VARIABLES = (
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_STATE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "CODEX_HOME",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "USERPROFILE",
+)
+"""Where programs look for the user's files; each points into the test's own home."""
+
+
+def _allowed_roots() -> tuple[str, ...]:
+    roots = {
+        str(Path(__file__).resolve().parent.parent),
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        tempfile.gettempdir(),
+        *(entry for entry in sys.path if entry),
+        *KEPT_CACHES.values(),
+    }
+    return tuple(str(Path(root).resolve()) + os.sep for root in roots)
+
+
+_ALLOWED = _allowed_roots()
+_REAL_HOME_PREFIX = str(REAL_HOME) + os.sep
+real_home_reads: list[str] = []
+
+
+def _watch_real_home(event: str, args: tuple[object, ...]) -> None:
+    if event != "open" or not args or not isinstance(args[0], str | Path):
+        return
+    path = os.path.abspath(args[0])
+    if path.startswith(_REAL_HOME_PREFIX) and not (path + os.sep).startswith(_ALLOWED):
+        real_home_reads.append(path)
+
+
+sys.addaudithook(_watch_real_home)
+
+
+def point_home_at(home: Path) -> dict[str, str]:
+    """The variables that make `home` the user's home (with the kept caches)."""
+    variables = {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "CODEX_HOME": str(home / ".codex"),
+        "APPDATA": str(home / "AppData" / "Roaming"),
+        "LOCALAPPDATA": str(home / "AppData" / "Local"),
+        "USERPROFILE": str(home),
+    }
+    return variables | KEPT_CACHES
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -37,13 +115,27 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def temporary_state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """XDG_STATE_HOME in a temporary directory for the whole run, inherited by every process a
-    test starts (the gateway keeps its token there when SVC_MCP_GATEWAY_TOKEN is unset)."""
-    saved = os.environ.get("XDG_STATE_HOME")
-    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("state-home"))
+def session_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A home for the whole run, inherited by session fixtures and every process they start."""
+    saved = {name: os.environ.get(name) for name in (*HOME_VARIABLES, *KEPT_CACHES)}
+    os.environ.update(point_home_at(tmp_path_factory.mktemp("session-home")))
     yield
-    if saved is None:
-        os.environ.pop("XDG_STATE_HOME", None)
-    else:
-        os.environ["XDG_STATE_HOME"] = saved
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+@pytest.fixture(autouse=True)
+def own_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """A home of this test's own; the test fails if it opened a file in the real home."""
+    home = tmp_path_factory.mktemp("home")
+    for name, value in point_home_at(home).items():
+        monkeypatch.setenv(name, value)
+    real_home_reads.clear()
+    yield home
+    read, real_home_reads[:] = list(real_home_reads), []
+    assert not read, f"the test read the real home: {sorted(set(read))[:5]}"

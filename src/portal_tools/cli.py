@@ -10,10 +10,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from portal_tools.tools import PORTAL_TOOLS
 from svc_mcp.cli.commands import SPEC, Commands, add_tool_command, arguments, formatter
-from svc_mcp.core.exits import OneLineParser, quiet_on_broken_pipe
+from svc_mcp.cli.suggestions import near_commands, near_options
+from svc_mcp.core.exits import OneLineParser, run_command
 from svc_mcp.core.toolspec import ToolSpec
 
 PROG = "svc-portal"
@@ -34,7 +36,7 @@ _GROUP_HELP = {
 
 def build_parser(specs: Sequence[ToolSpec], prog: str) -> argparse.ArgumentParser:
     """One command per row, at the row's CLI path; groups are created as paths need them."""
-    root = OneLineParser(prog=prog, description=ROOT_HELP, formatter_class=formatter)
+    root = _SuggestingParser(prog=prog, description=ROOT_HELP, formatter_class=formatter)
     groups: dict[tuple[str, ...], tuple[argparse.ArgumentParser, Commands]] = {
         (): (root, _commands(root))
     }
@@ -42,6 +44,16 @@ def build_parser(specs: Sequence[ToolSpec], prog: str) -> argparse.ArgumentParse
         _, commands = _group(groups, spec.cli[:-1])
         add_tool_command(commands, spec.cli[-1], spec)
     return root
+
+
+class _SuggestingParser(OneLineParser):
+    """A mistyped command or option gets the nearest one (argparse says only that it is
+    unknown, or every choice)."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments: "):
+            message = near_options(message, self)
+        super().error(near_commands(message, self))
 
 
 def _commands(parser: argparse.ArgumentParser) -> Commands:
@@ -65,7 +77,7 @@ def _group(
 
 
 def main(args: Sequence[str] | None = None, prog_name: str = PROG) -> None:
-    quiet_on_broken_pipe(lambda: _main(sys.argv[1:] if args is None else list(args), prog_name))
+    run_command(prog_name, lambda: _main(sys.argv[1:] if args is None else list(args), prog_name))
 
 
 def _main(args: list[str], prog: str) -> None:

@@ -10,8 +10,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SET_UP = (
     "python3 -m venv --without-pip .venv && python3 -m pip --python .venv/bin/python install -q uv"
 )
-DEMO_COMMAND = f"{SET_UP} && .venv/bin/uv run svc-mcp demo"
-TEST_COMMAND = f"{SET_UP} && .venv/bin/uv run --locked --extra dev scripts/check.py"
+DEMO_COMMAND = f"{SET_UP} && UV_SYSTEM_CERTS=1 .venv/bin/uv run svc-mcp demo"
+TEST_COMMAND = (
+    f"{SET_UP} && UV_SYSTEM_CERTS=1 .venv/bin/uv run --locked --extra dev scripts/check.py"
+)
 
 
 def quick_start_commands() -> list[str]:

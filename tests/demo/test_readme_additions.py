@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT, free_port, running_server
+from tests.support_wheelhouse import wheelhouse
 
 BIN = Path(sys.executable).parent
 TOKEN = "svc-readme-gateway-token-8e1f5a3c7b9d2e4f"
@@ -41,8 +42,12 @@ def test_the_path_lines_run_as_printed(tmp_path: Path) -> None:
         **os.environ,
         "UV_TOOL_DIR": str(tmp_path / "tools"),
         "UV_TOOL_BIN_DIR": str(tools),
-        # Tests reach nothing beyond loopback: what they need is in uv's cache (CI's sync).
+        # Tests reach nothing beyond loopback: uv resolves from this environment's own packages,
+        # packed as wheels, and this interpreter (the build backend is in uv's cache: the quick
+        # start's `uv run` built the checkout with it).
         "UV_OFFLINE": "1",
+        "UV_FIND_LINKS": str(wheelhouse(tmp_path / "wheels")),
+        "UV_PYTHON": sys.executable,
     }
     for line in lines:
         done = subprocess.run(

@@ -29,6 +29,9 @@ SERVICE_TOKEN = "svc-install-test-token-7b3e9d2c5a1f"
 WRONG_SERVICE_TOKEN = "svc-install-wrong-token-00000000000"
 # Every variable the commands read; each test starts with none of them set.
 CLEARED = (
+    "UV_DEFAULT_INDEX",  # the user's package index is never asked: tests name a loopback one
+    "UV_INDEX_URL",
+    "PIP_INDEX_URL",
     "SERVICE_API_BASE",
     "SERVICE_API_TOKEN",
     "DASHBOARD_API_TOKEN",
@@ -54,6 +57,7 @@ LINUX_USER_FILES: dict[str, str] = {
     "vscode": ".config/Code/User/mcp.json",
     "windsurf": ".codeium/windsurf/mcp_config.json",
     "gemini": ".gemini/settings.json",
+    "antigravity": ".gemini/config/mcp_config.json",
     "codex": ".codex/config.toml",
 }
 REFERENCING_CLIENTS = [client for client in HOST_NAMES if HOSTS[client].takes_references]

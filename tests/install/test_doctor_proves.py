@@ -6,12 +6,13 @@ read per backend, whatever the entry is called, while this shell's variables are
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from svc_mcp.hosts.table import HOSTS
+from svc_mcp.hosts.table import HOSTS, StartupLimit
 from tests.install.conftest import (
     HOST_NAMES,
     SERVICE_TOKEN,
@@ -43,7 +44,12 @@ def test_doctor_fails_a_wrong_url_or_token_in_the_entry_and_passes_a_right_one(
     run_cli: RunCli,
     fake_uvx: Path,
     tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # What this test proves is the wrong URL and token, not the host's start-up limit (doctor
+    # applies that, test_entries_run proves it): a loaded machine may start an entry (a uvx
+    # stand-in, here) later than Gemini CLI's 5 s, so each host waits as long as the slowest.
+    monkeypatch.setitem(HOSTS, client, replace(HOSTS[client], startup=StartupLimit(60.0)))
     service = start_service(SERVICE_TOKEN)
     nowhere = f"http://127.0.0.1:{free_port()}"
     stdio = {

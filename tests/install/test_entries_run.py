@@ -147,7 +147,11 @@ def test_every_stdio_entry_starts_from_the_wheel_and_the_checkout(
         assert [f["check"] for f in hosts] == [f"host.{c}.user" for c in HOST_NAMES]
         for finding in hosts:
             assert (finding["status"], finding["tools"]) == ("ok", len(TOOL_NAMES)), finding
-            assert finding["seconds"] < HOSTS[finding["check"].split(".")[1]].startup.seconds
+            # "ok" is doctor's own proof: it gives up at the host's limit (anyio.fail_after), as
+            # the host would. `seconds` also counts stopping the server again, which no host
+            # waits for, so on a loaded machine it may pass the limit where the host would not.
+            limit = HOSTS[finding["check"].split(".")[1]].startup.seconds
+            assert f"(limit {limit:g} s)" in finding["message"]
         assert portal.tokens["auditor"] not in doctor.stdout + doctor.stderr
 
 
@@ -171,7 +175,9 @@ def test_every_http_entry_reaches_the_gateway_with_its_token(
     url = f"{gateway.base_url}/mcp"
     environ = {"SVC_MCP_GATEWAY_TOKEN": GATEWAY_TOKEN}
     remote = [client for client in HOST_NAMES if HOSTS[client].url_key]
-    assert remote == ["claude-code", "cursor", "vscode", "windsurf", "gemini", "codex"]
+    assert remote == [
+        "claude-code", "cursor", "vscode", "windsurf", "gemini", "antigravity", "codex"
+    ]  # fmt: skip
     entries = {}
     for client in remote:
         result = run_cli("install", "--client", client, "--http", url, env=environ)
@@ -188,6 +194,7 @@ def test_every_http_entry_reaches_the_gateway_with_its_token(
     assert entries["codex"] == {"url": url, "bearer_token_env_var": "SVC_MCP_GATEWAY_TOKEN"}
     assert entries["windsurf"]["serverUrl"] == url
     assert entries["gemini"]["httpUrl"] == url
+    assert entries["antigravity"]["serverUrl"] == url
 
     async def all_hosts() -> list[list[str]]:
         return await asyncio.gather(*(list_http(c, entries[c], environ) for c in remote))

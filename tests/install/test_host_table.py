@@ -84,6 +84,7 @@ def test_a_host_that_is_only_a_row_installs_prints_and_uninstalls(
     assert printed.returncode == 0, printed.stderr
     entry = json.loads(printed.stdout)["tools"]["svc"]
     assert entry["transport"] == "stdio"
+    entry["env"].pop("UV_SYSTEM_CERTS", None)  # set when the entry runs uv (a checkout)
     assert entry["env"] == {"SERVICE_API_TOKEN": "t" * 30}
     path = fake_home.home / ".acme" / "agent.json"
     assert not path.exists()
@@ -143,3 +144,60 @@ def test_setup_uses_no_private_module_of_a_library() -> None:
     private = re.compile(r"^\s*(?:from|import)\s+(?:typer|click|mcp|uvicorn)\S*\._", re.M)
     for path in sorted((SRC / "svc_mcp").rglob("*.py")):
         assert not private.search(path.read_text(encoding="utf-8")), path
+
+
+# ---------------------------------------------------------------- Antigravity CLI, Gemini's successor
+
+
+def test_antigravity_writes_its_own_files_in_its_own_form(fake_home: Home, run_cli: RunCli) -> None:
+    """The forms of agy 1.1's documentation: `~/.gemini/config/mcp_config.json` (user) and
+    `.agents/mcp_config.json` (project), `mcpServers`, a remote server as `serverUrl`."""
+    backend = {"SERVICE_API_BASE": "http://127.0.0.1:8080", "SERVICE_API_TOKEN": "t" * 30}
+    done = run_cli("install", "--client", "antigravity", env=backend)
+    assert done.returncode == 0, done.stderr
+    user = json.loads((fake_home.home / ".gemini" / "config" / "mcp_config.json").read_text())
+    assert user["mcpServers"]["svc"]["env"]["SERVICE_API_TOKEN"] == "t" * 30
+    assert not (fake_home.home / ".gemini" / "settings.json").exists()  # Gemini CLI's, untouched
+    remote = run_cli(
+        "install", "--client", "antigravity", "--scope", "project", "--http",
+        "http://127.0.0.1:8765/mcp", env=backend,
+    )  # fmt: skip
+    assert remote.returncode == 0, remote.stderr
+    project = json.loads((fake_home.project / ".agents" / "mcp_config.json").read_text())
+    assert project["mcpServers"]["svc"] == {
+        "serverUrl": "http://127.0.0.1:8765/mcp",
+        "headers": {"Authorization": "Bearer ${SVC_MCP_GATEWAY_TOKEN}"},
+    }
+
+
+def test_gemini_says_antigravity_when_agy_is_here(fake_home: Home, run_cli: RunCli) -> None:
+    plain = run_cli("install", "--client", "gemini", "--print")
+    assert "--client antigravity" not in plain.stderr
+    (fake_home.home / ".gemini" / "config").mkdir(parents=True)  # agy's own folder
+    told = run_cli("install", "--client", "gemini", "--print")
+    assert told.returncode == 0, told.stderr
+    (line,) = [line for line in told.stderr.splitlines() if "--client antigravity" in line]
+    assert "Gemini CLI no longer serves individual Google accounts" in line
+    assert "Antigravity CLI is installed here" in line
+
+
+def test_gemini_says_antigravity_when_agy_is_on_path(
+    fake_home: Home, run_cli: RunCli, tmp_path: Path
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    agy = bin_dir / "agy"
+    agy.write_text("#!/bin/sh\n")
+    agy.chmod(0o755)
+    told = run_cli("install", "--client", "gemini", "--print", env={"PATH": str(bin_dir)})
+    assert "use --client antigravity" in told.stderr
+
+
+def test_doctor_starts_an_antigravity_entry(
+    fake_home: Home, run_cli: RunCli, portal: PortalStub
+) -> None:
+    backend = {"PORTAL_API_BASE": portal.base_url}
+    assert run_cli("install", "--client", "antigravity", env=backend).returncode == 0
+    doctor = run_cli("doctor", "--toolsets", "portal", "--json", env=backend)
+    findings = {f["check"]: f for f in map(json.loads, doctor.stdout.splitlines())}
+    assert findings["host.antigravity.user"]["status"] == "ok", findings

@@ -218,6 +218,7 @@ PROJECT_FILES: dict[str, str | None] = {
     "vscode": ".vscode/mcp.json",
     "windsurf": None,
     "gemini": ".gemini/settings.json",
+    "antigravity": ".agents/mcp_config.json",
     "codex": ".codex/config.toml",
 }
 
@@ -320,6 +321,7 @@ def test_env_comes_from_the_environment_and_the_flags(fake_home: Home, run_cli: 
     )
     assert result.returncode == 0, result.stderr
     entry = servers_of("cursor", fake_home.user_file("cursor"))["svc"]
+    entry["env"].pop("UV_SYSTEM_CERTS", None)  # set when the entry runs uv (a checkout)
     assert entry["env"] == {
         "SERVICE_API_BASE": "https://service-from-env:2",
         "PORTAL_API_BASE": "https://from-flag:3",
@@ -381,7 +383,7 @@ def test_env_refs_write_references(client: str, fake_home: Home, run_cli: RunCli
         assert entry["env"] == PORTAL
         assert entry["env_vars"] == ["SERVICE_API_TOKEN", "PORTAL_SESSION_TOKEN"]
     else:
-        spelling = "${%s}" if client in ("claude-code", "gemini") else "${env:%s}"
+        spelling = "${%s}" if client in ("claude-code", "gemini", "antigravity") else "${env:%s}"
         assert entry["env"] == PORTAL | {name: spelling % name for name in TOKENS}
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from svc_mcp.hosts.runners import Source
+from svc_mcp.hosts.runners import Source, runner_env
 from svc_mcp.tools.table import TOOLS
 from tests.install.conftest import HOST_NAMES, Home, RunCli, servers_of
 from tests.mcp.conftest import PortalStub
@@ -42,7 +42,8 @@ def test_every_client_config_starts_a_working_server(
         assert result.returncode == 0, result.stderr
         entries[client] = servers_of(client, fake_home.user_file(client))["svc"]
         assert entries[client]["command"] == str(fake_uvx)
-        assert entries[client]["env"] == env
+        # The uvx it runs trusts the system's certificates (a proxy that re-signs TLS).
+        assert entries[client]["env"] == env | runner_env([str(fake_uvx)])
 
     async def all_sessions() -> list[tuple[list[str], Any]]:
         return await asyncio.gather(*(tools_and_identity(entries[c]) for c in HOST_NAMES))

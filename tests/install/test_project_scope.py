@@ -27,7 +27,9 @@ def test_a_project_file_holds_no_path_of_this_machine(
         env=env,
     )
     assert here.returncode == 0, here.stderr
-    assert f"runs svc-mcp {own_version()} from the package index by `uvx`" in here.stderr
+    assert f"runs svc-mcp {own_version()} from the package index {fake_index.with_package}" in (
+        here.stderr
+    )
     assert "SSL_CERT_FILE left out" in here.stderr
     github = run_cli(
         *("install", "--client", client, "--scope", "project", "--name", "from-github"),

@@ -163,9 +163,9 @@ def run_in_process(
 SessionUse = Callable[[ClientSession], Awaitable[T]]
 
 
-async def over_stdio(variables: Mapping[str, str], use: SessionUse[T]) -> T:
-    """`use` on a session with a real `svc-mcp` stdio process run with `variables`."""
-    server = StdioServerParameters(command=SVC_MCP, args=[], env=process_env(variables))
+async def over_stdio(variables: Mapping[str, str], use: SessionUse[T], *args: str) -> T:
+    """`use` on a session with a real `svc-mcp ARGS` stdio process run with `variables`."""
+    server = StdioServerParameters(command=SVC_MCP, args=list(args), env=process_env(variables))
     async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
         return await use(session)
 

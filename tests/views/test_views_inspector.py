@@ -5,6 +5,7 @@ client that does not render apps) no tool has one."""
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 
 from svc_mcp.demo.stubs import DemoStubs
 from tests.mcp.conftest import SVC_MCP, process_env
+from tests.support import ROOT
 from tests.views.conftest import GATEWAY_TOKEN, VIEW_TOOLS
 
 
@@ -68,3 +70,25 @@ def test_through_the_gateway(node_tools: Path, gateway_url: str, era: str) -> No
         "--advertise-apps",
     ]
     assert_apps(app_info(node_tools, *target, env=process_env({})))
+
+
+def test_the_gateway_pages_inspector_line_runs_as_printed(
+    node_tools: Path, gateway_url: str
+) -> None:
+    """docs/gateway.md's Inspector command, with the version CI pins (tests/views/package.json),
+    lists the tools through a real gateway; only the URL and the npx prefix are this test's."""
+    page = (ROOT / "docs" / "gateway.md").read_text(encoding="utf-8")
+    block = page.split("With the MCP Inspector's command line", 1)[1].split("```sh\n", 1)[1]
+    line = block.split("\n```", 1)[0].replace("\\\n", " ")
+    pinned = json.loads((ROOT / "tests" / "views" / "package.json").read_text())
+    version = pinned["dependencies"]["@modelcontextprotocol/inspector"]
+    prefix = f"npx -y @modelcontextprotocol/inspector@{version} "
+    assert line.startswith(prefix), "the page names the version CI runs"
+    inspector = node_tools / "node_modules" / ".bin" / "mcp-inspector"
+    args = shlex.split(line.removeprefix(prefix).replace("$SVC_MCP_GATEWAY_TOKEN", GATEWAY_TOKEN))
+    args[args.index("http://127.0.0.1:8765/mcp")] = gateway_url
+    done = subprocess.run(
+        [str(inspector), *args], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)["tools"]) > 20

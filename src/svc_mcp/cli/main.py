@@ -1,6 +1,7 @@
 """`svc-mcp`: serve MCP (stdio by default, or `--http`), list the tools, or call one.
 
-    svc-mcp [--toolsets portal,service] [--read-only]          serve MCP over stdio
+    svc-mcp [--toolsets portal,service] [--read-only] [--tools a,b] [--exclude-tools a,b]
+                                                                 serve MCP over stdio
     svc-mcp --http [--host H] [--port P] [--path /mcp] ...       serve streamable HTTP
     svc-mcp tools [--json]                                       list the tools
     svc-mcp <tool_name> [--param value ...]                      call one tool, print its JSON
@@ -15,7 +16,6 @@ mcp.server`.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, NoReturn
 
 from svc_mcp.cli.commands import add_tool_command, arguments, formatter
 from svc_mcp.cli.listing import print_json, print_table
+from svc_mcp.cli.suggestions import near_options
 from svc_mcp.core.errors import Misconfigured
-from svc_mcp.core.exits import OneLineParser, fail, quiet_on_broken_pipe
+from svc_mcp.core.exits import OneLineParser, fail, interrupt_ends_process, run_command
 from svc_mcp.core.failures import FailureKind
 from svc_mcp.core.settings import (
     GATEWAY_TOKEN_VARIABLE,
@@ -32,7 +33,7 @@ from svc_mcp.core.settings import (
     PUBLIC_URL_VARIABLE,
 )
 from svc_mcp.core.toolspec import ToolSpec
-from svc_mcp.tools.table import TOOLS, TOOLSETS, parse_toolsets, select_tools
+from svc_mcp.tools.table import TOOLS, TOOLSETS, parse_tool_names, parse_toolsets, select_tools
 
 if TYPE_CHECKING:
     import asyncio
@@ -44,7 +45,7 @@ PROG = "svc-mcp"
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
-    quiet_on_broken_pipe(lambda: _main(args))
+    run_command(PROG, lambda: _main(args))
 
 
 def _main(args: list[str]) -> None:
@@ -65,7 +66,12 @@ def _main(args: list[str]) -> None:
     parser = _parser()
     options = parser.parse_args(args)
     _check_serving_options(parser, options)
-    selected = select_tools(toolsets=options.toolsets, read_only=options.read_only)
+    selected = select_tools(
+        toolsets=options.toolsets,
+        read_only=options.read_only,
+        only=options.tools,
+        excluded=options.exclude_tools,
+    )
     if options.command is None:
         _serve(selected, options)
     elif options.command == "tools":
@@ -141,9 +147,7 @@ def _list(selected: Sequence[ToolSpec], *, as_json: bool) -> None:
 def _call(name: str, selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
     spec = next((spec for spec in selected if spec.name == name), None)
     if spec is None:
-        fail(
-            PROG, FailureKind.USAGE, f"{name} is not among the tools --toolsets/--read-only select"
-        )
+        fail(PROG, FailureKind.USAGE, f"{name} is not among the tools the selection options select")
     from svc_mcp.cli.terminal import run_tool
 
     run_tool(PROG, spec, arguments(spec, options))
@@ -174,11 +178,11 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
                 f"{PROG}: serving MCP over stdio for an MCP host; see {PROG} --help",
                 file=sys.stderr,
             )
-        from svc_mcp.core.telemetry import setup
+        from svc_mcp.core.telemetry import setup, shutdown
 
         confine_stdio_server()
         setup(PROG)  # after confinement, which must find one thread: the exporters start some
-        with contextlib.suppress(KeyboardInterrupt):
+        with interrupt_ends_process(PROG, shutdown):
             asyncio.run(serve_stdio(selected))
         return
     from svc_mcp.serve.gateway import GatewayOptions, GatewayRefused, serve_http
@@ -302,6 +306,8 @@ class _SuggestingParser(OneLineParser):
             near = difflib.get_close_matches(typed[1], names, n=3)
             guess = f"; did you mean {' or '.join(near)}?" if near else ""
             message = f"no command or tool {typed[1]!r}{guess} ({PROG} tools lists the tools)"
+        elif message.startswith("unrecognized arguments: "):
+            message = near_options(message, self)
         super().error(message)
 
 
@@ -329,7 +335,8 @@ def _check_serving_options(parser: argparse.ArgumentParser, options: argparse.Na
 
 
 def _add_selection(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
-    """--toolsets and --read-only, accepted before the command and after `tools`."""
+    """--toolsets, --read-only, --tools and --exclude-tools, accepted before the command and after
+    `tools`."""
     parser.add_argument(
         "--toolsets",
         type=_toolsets,
@@ -343,6 +350,27 @@ def _add_selection(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         default=False if defaults else argparse.SUPPRESS,
         help="drop the tools whose readOnlyHint is false",
     )
+    parser.add_argument(
+        "--tools",
+        type=_tool_names,
+        default=None if defaults else argparse.SUPPRESS,
+        metavar="NAME,...",
+        help="only these tools (of those the other options select)",
+    )
+    parser.add_argument(
+        "--exclude-tools",
+        type=_tool_names,
+        default=frozenset() if defaults else argparse.SUPPRESS,
+        metavar="NAME,...",
+        help="not these tools",
+    )
+
+
+def _tool_names(text: str) -> frozenset[str]:
+    try:
+        return parse_tool_names(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _toolsets(text: str) -> frozenset[Toolset]:

@@ -194,12 +194,30 @@ def unreachable(connection: Connection, reason: str, *, sent: bool = True) -> Un
     whether the request may have reached the server (False only when no connection was made)."""
     return Unreachable(
         f"cannot reach {connection.service} at {connection.base_url} "
-        f"({connection.scrub(reason) or 'no reason given'}); is it running? "
+        f"({connection.scrub(reason) or 'no reason given'}); "
+        f"{_which_mistake(connection.base_url, reason, sent=sent)}"
         f"{connection.base_url_variable} sets the address",
         base_url=connection.base_url,
         hint=connection.base_url_variable,
         sent=sent,
     )
+
+
+# What OpenSSL says when the answer to a TLS hello is plain HTTP.
+_PLAIN_HTTP_ANSWER = ("wrong version number", "record layer failure", "packet length too long")
+# How an HTTPS server treats a plain HTTP request: it resets, closes, or answers a TLS alert.
+_TLS_REFUSING_PLAIN = ("reset by peer", "disconnected without sending", "illegal status line")
+
+
+def _which_mistake(base_url: str, reason: str, *, sent: bool) -> str:
+    """The likely mistake: https:// to a server that speaks plain HTTP, http:// to one that
+    speaks TLS, or nothing running there."""
+    scheme, said = base_url.partition(":")[0].lower(), reason.lower()
+    if scheme == "https" and any(sign in said for sign in _PLAIN_HTTP_ANSWER):
+        return "it answered in plain HTTP, not TLS: is it http://, not https://? "
+    if scheme == "http" and sent and any(sign in said for sign in _TLS_REFUSING_PLAIN):
+        return "is it running, and does it speak https (use https://)? "
+    return "is it running? "
 
 
 def answer(

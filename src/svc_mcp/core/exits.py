@@ -6,9 +6,11 @@ A failure prints one line on stderr, `<prog>: <kind>: <message>`, then exits wit
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import NoReturn
 
 from svc_mcp.core.failures import FailureKind
@@ -22,9 +24,14 @@ def fail(prog: str, kind: FailureKind, message: str) -> NoReturn:
     raise SystemExit(kind.exit_code)
 
 
-def quiet_on_broken_pipe(run: Callable[[], None]) -> None:
-    """Runs a command whose reader may stop early (`svc-mcp tools | head`): like other Unix tools,
-    it then ends quietly instead of with a BrokenPipeError traceback."""
+INTERRUPTED_EXIT = 130
+"""The shell's code for a program ended by Ctrl-C (128 + SIGINT)."""
+
+
+def run_command(prog: str, run: Callable[[], None]) -> None:
+    """Runs a command to its end: one whose reader stops early (`svc-mcp tools | head`) ends
+    quietly, like other Unix tools, instead of with a BrokenPipeError traceback; Ctrl-C ends it
+    with one line and 130, never a traceback."""
     try:
         run()
         sys.stdout.flush()
@@ -33,6 +40,29 @@ def quiet_on_broken_pipe(run: Callable[[], None]) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         raise SystemExit(1) from None
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        raise SystemExit(INTERRUPTED_EXIT) from None
+
+
+@contextlib.contextmanager
+def interrupt_ends_process(prog: str, cleanup: Callable[[], None]) -> Iterator[None]:
+    """Ctrl-C (SIGINT) ends the process at once, after `cleanup`. For the stdio server: its
+    reader thread waits in a read of stdin that no cancellation ends, so on a terminal the
+    usual KeyboardInterrupt would wait for the next line of input (asyncio.run leaves a handler
+    that is not its own in place)."""
+
+    def stop(_signum: int, _frame: object) -> None:
+        with contextlib.suppress(Exception):
+            cleanup()
+        print(f"{prog}: interrupted", file=sys.stderr, flush=True)
+        os._exit(INTERRUPTED_EXIT)
+
+    previous = signal.signal(signal.SIGINT, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -104,9 +104,11 @@ def setup(service_name: str, *, root_ratio: float | None = None) -> None:
     try:
         install_providers(service_name)
     except ImportError:
+        from svc_serving.extras import install_hint
+
         print(
-            "svc-mcp: OTEL_* is set but the exporter is not installed: "
-            "pip install 'svc-mcp[otel]'; running without telemetry",
+            f"svc-mcp: OTEL_* is set but the exporter is not installed (svc-mcp's otel extra): "
+            f"{install_hint('otel', 'svc-mcp')}; running without telemetry",
             file=sys.stderr,
         )
         return

@@ -75,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
         "--trace",
         action="store_true",
         help="run with OpenTelemetry on, into a receiver in this process, and print the trace "
-        "of one call (needs svc-mcp[otel])",
+        "of one call (needs svc-mcp's otel extra)",
     )
     return parser
 
@@ -105,8 +105,11 @@ def _tracing(on: bool) -> Iterator[Receiver | None]:
     try:
         from svc_mcp.demo.trace import otel_env, receiving
     except ImportError:
+        from svc_serving.extras import install_hint
+
         raise DemoFailed(
-            "--trace needs OpenTelemetry: pip install 'svc-mcp[otel]'", FailureKind.MISCONFIGURED
+            f"--trace needs svc-mcp's otel extra: {install_hint('otel', 'svc-mcp demo --trace')}",
+            FailureKind.MISCONFIGURED,
         ) from None
     with receiving() as receiver:
         variables = otel_env(receiver)

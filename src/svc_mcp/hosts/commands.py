@@ -33,6 +33,7 @@ from svc_mcp.hosts.options import (
 from svc_mcp.hosts.plan import apply, plan_install, plan_uninstall
 from svc_mcp.hosts.report import PROG, backup_note, mode_note, report_install, say
 from svc_mcp.hosts.runners import Runners, Source
+from svc_mcp.hosts.setup_selection import tool_selection, with_selection_headers
 from svc_mcp.hosts.targets import chosen_hosts, config_path, project_folder
 from svc_serving.help_style import typer_style
 
@@ -132,10 +133,23 @@ def install(
             "UV_DEFAULT_INDEX, UV_INDEX_URL or PIP_INDEX_URL, else PyPI).",
         ),
     ] = None,
+    tools: Annotated[
+        str | None,
+        typer.Option(
+            "--tools",
+            metavar="NAME,...",
+            help="The entry serves only these tools (with --http: the X-MCP-Tools header).",
+        ),
+    ] = None,
+    exclude_tools: Annotated[
+        str | None,
+        typer.Option("--exclude-tools", metavar="NAME,...", help="The entry serves all but these."),
+    ] = None,
 ) -> None:
     """Add svc-mcp to an MCP host's configuration (merged: nothing else in the file changes)."""
     try:
         hosts = chosen_hosts(client, config, remote=http is not None)
+        selection = tool_selection(tools, exclude_tools)
     except InstallError as error:
         fail(PROG, error.kind, str(error))
     for host in hosts:
@@ -162,6 +176,7 @@ def install(
                     http_token = "oauth"  # noqa: S105 (a mode)
                     say(f"{http} does OAuth: {host.label} signs in to {oauth.issuer} itself")
                 entry, inputs = http_entry(host, http, http_token, os.environ)
+                entry = with_selection_headers(host, entry, selection)
             else:
                 entry = stdio_entry(
                     host,
@@ -173,6 +188,7 @@ def install(
                     index_url,
                     check=not print_only,
                     unpinned=unpinned,
+                    selection=selection,
                 )
             change = plan_install(host, path, name, entry, inputs, project_folder(scope))
             if print_only:

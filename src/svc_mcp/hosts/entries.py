@@ -21,6 +21,7 @@ from svc_mcp.core.settings import (
 from svc_mcp.core.telemetry import PASSED_VARIABLES
 from svc_mcp.hosts.cleartext import refusal
 from svc_mcp.hosts.errors import InstallError
+from svc_mcp.hosts.runners import runner_env
 from svc_mcp.hosts.table import HOSTS, Host
 from svc_mcp.serve.gateway_token import client_gateway_token
 
@@ -106,6 +107,7 @@ def server_entry(
         )
     entry: dict[str, Any] = {**host.stdio_fields, "command": command[0], "args": command[1:]}
     ordered = {key: env[key] for key in (*ENTRY_KEYS, INSECURE_HOSTS_VARIABLE) if key in env}
+    ordered |= runner_env(command)
     referenced = [key for key in ordered if env_refs and key in SECRET_KEYS]
     if host.env_vars_key is not None:
         entry["env"] = {key: value for key, value in ordered.items() if key not in referenced}

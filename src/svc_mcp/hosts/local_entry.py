@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from svc_mcp.core.backends import backend_variables
 from svc_mcp.hosts.entries import MACHINE_KEYS, install_env, server_entry
 from svc_mcp.hosts.errors import IndexUnreachable, InstallError
 from svc_mcp.hosts.report import say
@@ -36,6 +38,7 @@ def stdio_entry(
     *,
     check: bool,
     unpinned: bool,
+    selection: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The local entry; with `check` (not for --print, which writes nothing) its command must
     exist and, for pypi, the index must have the package (in the pinned version)."""
@@ -55,13 +58,13 @@ def stdio_entry(
     if scope == "project" and source in ("here", "local"):
         # A project's file is shared: this installation's paths exist on this machine only.
         shared_index = index_url(index_option, os.environ)
-        command = ["uvx", *index_args(shared_index), f"{PACKAGE}=={own_version()}"]
+        command = ["uvx", *index_args(shared_index), f"{PACKAGE}=={own_version()}", *selection]
         if check:
             released_on(shared_index)
         say(
             f"a project's file is shared, so the entry runs svc-mcp {own_version()} from the "
-            "package index by `uvx` on each teammate's PATH, not this installation (--source "
-            "pypi or github to choose)"
+            f"package index {shared_index} by `uvx` on each teammate's PATH, not this installation "
+            "(--source pypi or github to choose)"
         )
         refs = host.takes_references if env_refs is None else env_refs
         return server_entry(host, command, shared_env(pairs), env_refs=refs)
@@ -70,6 +73,7 @@ def stdio_entry(
     if scope == "project":  # by name: each teammate's own, found on their PATH
         command = [Path(command[0]).name, *command[1:]]
     if runners.checkout is not None and command == [runners.script]:
+        # (before the selection is added: it is this installation's own command alone)
         say(
             f"uv is not on PATH, so the entry runs {command[0]}: this editable install's own "
             "command, which runs the checkout as it is"
@@ -78,7 +82,14 @@ def stdio_entry(
         check_on_index(index, version=None if unpinned else own_version())
     if env_refs is None:
         env_refs = scope == "project" and host.takes_references
+    command = [*command, *selection]
     env = shared_env(pairs) if scope == "project" else install_env(pairs, os.environ)
+    if not any(key in env for key in backend_variables()):
+        say(
+            f"no backend is set ({', '.join(backend_variables())} are all unset): the entry "
+            "starts, but every tool call will say what is missing; export them, or pass --env "
+            "KEY=VALUE, and install again"
+        )
     return server_entry(host, command, env, env_refs=env_refs)
 
 

@@ -31,6 +31,7 @@ from svc_mcp.hosts.project_files import (
     read_in_project,
     write_in_project,
 )
+from svc_mcp.hosts.runners import UV_TRUST
 from svc_mcp.hosts.table import Host
 
 
@@ -58,7 +59,8 @@ def _merged(host: Host, old: Any, new: Mapping[str, Any]) -> dict[str, Any]:
     old_env, old_vars = old.get("env"), old.get(vars_key) if vars_key else None
     kept_env = {}
     if isinstance(old_env, dict):
-        kept_env = {key: value for key, value in old_env.items() if key not in ENTRY_KEYS}
+        ours = {*ENTRY_KEYS, *UV_TRUST}
+        kept_env = {key: value for key, value in old_env.items() if key not in ours}
     kept_vars = [n for n in old_vars if n not in ENTRY_KEYS] if isinstance(old_vars, list) else []
     if kept_env:
         fresh["env"] = kept_env | fresh.get("env", {})

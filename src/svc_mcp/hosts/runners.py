@@ -26,6 +26,12 @@ GITHUB_URL = "https://github.com/svc-mcp/svc-mcp"
 DEFAULT_INDEX = "https://pypi.org/simple"
 INDEX_VARIABLES = ("UV_DEFAULT_INDEX", "UV_INDEX_URL", "PIP_INDEX_URL")
 """Where `--source pypi` looks when --index-url is not given, the first one set wins."""
+SELECTION_OPTIONS = ("--tools", "--exclude-tools")
+"""The options of `svc-mcp` that an installed entry may carry after the command."""
+UV_TRUST = {"UV_SYSTEM_CERTS": "1"}
+"""What an entry that runs uv or uvx sets: uv then trusts the system's certificates as pip does,
+so it fetches through a proxy that re-signs TLS with the company's own authority (by default uv
+trusts only the certificates it bundles: `invalid peer certificate: UnknownIssuer`)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,11 @@ def launch_command(
 def index_args(index_url: str | None) -> list[str]:
     """uvx's arguments for the index an entry resolves from: none for PyPI."""
     return [] if index_url in (None, DEFAULT_INDEX) else ["--default-index", str(index_url)]
+
+
+def runner_env(command: Sequence[str]) -> dict[str, str]:
+    """The variables the entry's program itself needs (uv's trust of the system store)."""
+    return dict(UV_TRUST) if Path(command[0]).name.removesuffix(".exe") in ("uv", "uvx") else {}
 
 
 def own_version() -> str:
@@ -236,6 +247,9 @@ def runs_svc_mcp(command: str, args: Sequence[str]) -> bool:
     """Whether `command args` is svc-mcp as install writes it, from any source, pinned or not."""
     program = Path(command).name.removesuffix(".exe")
     rest = list(args)
+    # `install --tools` / `--exclude-tools` add their pairs at the end.
+    while len(rest) >= 2 and rest[-2] in SELECTION_OPTIONS:
+        del rest[-2:]
     if program == PACKAGE:
         return not rest
     if program == "uv":

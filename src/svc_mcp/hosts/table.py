@@ -118,6 +118,9 @@ class Host:
     """The host's own command on PATH, which says it is installed here (`--client claude`)."""
     present_by_file: bool = False
     """The user file itself (not only its folder) says the host is installed here."""
+    replaced_by: tuple[str, str] | None = None
+    """The row that replaced this host for most of its users, and why: `--client` for this one
+    says so when that one is installed here."""
 
     def is_present(
         self,
@@ -228,6 +231,22 @@ HOSTS: dict[str, Host] = {
             startup=StartupLimit(seconds=5.0),
             first_steps="Gemini CLI connects MCP servers only in a trusted folder: start `gemini` "
             "in your project folder and trust it when asked (or /permissions)",
+            replaced_by=(
+                "antigravity",
+                "Gemini CLI no longer serves individual Google accounts (since 2026-06-18); its "
+                "successor reads its own files",
+            ),
+        ),
+        Host(
+            "antigravity",
+            "Antigravity CLI",
+            "https://antigravity.google/docs/cli/gcli-migration",
+            UserFile("home", (".gemini", "config", "mcp_config.json")),
+            ".agents/mcp_config.json",
+            "mcpServers",
+            "${%s}",
+            url_key="serverUrl",
+            program="agy",
         ),
         Host(
             "codex",
@@ -269,7 +288,8 @@ def find_hosts(
     """The rows `--client name` means, and for a shorthand the sentence saying which it chose:
     those of its hosts installed here; refused, in one line, when none is."""
     if name not in SHORTHANDS:
-        return [find_host(name)], None
+        host = find_host(name)
+        return [host], _replaced(host, home=home, platform=platform, environ=environ, which=which)
     rows = [HOSTS[member] for member in SHORTHANDS[name]]
     present = [
         h for h in rows if h.is_present(home=home, platform=platform, environ=environ, which=which)
@@ -283,6 +303,27 @@ def find_hosts(
         )
     chosen = " and ".join(f"{h.label} (--client {h.name})" for h in present)
     return present, f"--client {name} means {chosen}: found here"
+
+
+def _replaced(
+    host: Host,
+    *,
+    home: Path,
+    platform: Platform,
+    environ: Mapping[str, str],
+    which: Callable[[str], str | None],
+) -> str | None:
+    """For a host replaced by another that is installed here: which one the person probably
+    wants."""
+    if host.replaced_by is None:
+        return None
+    successor, why = HOSTS[host.replaced_by[0]], host.replaced_by[1]
+    if not successor.is_present(home=home, platform=platform, environ=environ, which=which):
+        return None
+    return (
+        f"--client {host.name} writes {host.label}'s file; {why}, and {successor.label} is "
+        f"installed here: for it, use --client {successor.name}"
+    )
 
 
 def _signs(host: Host, home: Path, platform: Platform, environ: Mapping[str, str]) -> str:

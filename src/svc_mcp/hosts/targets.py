@@ -43,7 +43,12 @@ def config_path(host: Host, scope: Scope, config: Path | None) -> Path:
         platform=current_platform(),
         environ=os.environ,
     )
-    leads_to, project = path.resolve(), Path.cwd().resolve()
+    try:
+        leads_to, project = path.resolve(), Path.cwd().resolve()
+    except OSError as exc:  # a link changed while it was followed (Python 3.11's realpath)
+        raise InstallError(
+            f"{path} changed while install read it ({exc.strerror}): run it again"
+        ) from None
     if scope == "project" and not leads_to.is_relative_to(project):
         raise InstallError(
             f"{path} leads to {leads_to}, outside the project {project}: a project's file is "

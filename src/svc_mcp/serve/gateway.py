@@ -49,6 +49,7 @@ from svc_mcp.serve.gateway_token import (
 from svc_mcp.serve.oauth_gate import OAuthGate
 from svc_mcp.serve.oauth_settings import OAuthSettings, oauth_settings, start_notices
 from svc_mcp.serve.oauth_tokens import JwtVerifier
+from svc_mcp.serve.request_selection import narrowing
 from svc_mcp.serve.server import build_server
 from svc_serving.bounded import BoundedHttpTools, bounded_protocol
 from svc_serving.limits import serving_limits
@@ -231,7 +232,8 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
         async with new_http_client() as http:
             # Stateless with JSON answers: no session lives in this process, so any number of
             # instances with the same token can sit behind any load balancer (README "Scale out").
-            mcp_app = build_server(specs, http, transport="tcp").streamable_http_app(
+            server = build_server(specs, http, transport="tcp", narrow=narrowing(specs))
+            mcp_app = server.streamable_http_app(
                 streamable_http_path=options.path,
                 transport_security=transport_security(options, oauth),
                 host=options.host,

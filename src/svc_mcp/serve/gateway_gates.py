@@ -94,11 +94,22 @@ class BearerGate:
             f"{problem}: set {GATEWAY_TOKEN_VARIABLE} in the client to the gateway's token and "
             "send it as Authorization: Bearer <token>"
         )
+        # A JSON-RPC error as well: the MCP SDK's client shows a non-2xx answer's JSON-RPC error
+        # as the exception's message (anything else as "Server returned an error response").
+        rpc_error = {
+            "code": UNAUTHORIZED_CODE,
+            "message": f"{FailureKind.UNAUTHORIZED}: {message}",
+            "data": {"kind": FailureKind.UNAUTHORIZED, "reason": error},
+        }
         return JSONResponse(
-            {"error": error, "message": message},
+            {"jsonrpc": "2.0", "id": None, "error": rpc_error, "message": message},
             status_code=401,
             headers={"WWW-Authenticate": challenge},
         )
+
+
+UNAUTHORIZED_CODE = -32001
+"""The JSON-RPC code of the 401's error: in the implementation-defined server-error range."""
 
 
 class NoStandaloneStream:

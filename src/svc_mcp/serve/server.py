@@ -10,6 +10,7 @@ back as a tool error (`isError`) whose text says what to do. This is the only mo
 
 from __future__ import annotations
 
+import difflib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from importlib.metadata import version
@@ -45,6 +46,7 @@ from svc_mcp.core.client import LazyClient
 from svc_mcp.core.errors import CallError, NotFound
 from svc_mcp.core.settings import TIMEOUT_SECONDS, timeout_seconds
 from svc_mcp.core.toolspec import ToolSpec
+from svc_mcp.serve.request_selection import Narrowing, SelectionRefused
 from svc_mcp.serve.schemas import output_schema
 from svc_mcp.serve.spans import RequestSpans
 from svc_mcp.serve.stdio_stop import AnsweringStream, stdin_lines, stop_on_sigterm
@@ -74,10 +76,12 @@ def build_server(
     http: httpx.AsyncClient | Callable[[], httpx.AsyncClient],
     *,
     transport: str = "pipe",
+    narrow: Narrowing | None = None,
 ) -> Server[Any]:
     """A low-level Server serving `specs`, and nothing else; every call goes through the shared
     `http` client (or the one `http()` makes on first use, `LazyClient`). `transport` (`pipe`,
-    `tcp`) is what its spans say it is served over."""
+    `tcp`) is what its spans say it is served over. `narrow` (the gateway's selection headers)
+    leaves each request a part of `specs`."""
     client = _always(http) if isinstance(http, httpx.AsyncClient) else http
     tools = {spec.name: _tool(spec) for spec in specs}
     rows = {spec.name: (spec, spec.agent_defaults()) for spec in specs}
@@ -95,16 +99,35 @@ def build_server(
         ttl_ms=TOOL_LIST_TTL_MS,
     )
 
+    def allowed(ctx: ServerRequestContext[Any]) -> frozenset[str] | None:
+        if narrow is None:
+            return None
+        try:
+            return narrow(ctx.request)
+        except SelectionRefused as refused:
+            raise MCPError(code=INVALID_PARAMS, message=str(refused)) from None
+
     async def list_tools(
         ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        return listing_with_views if views and client_supports_apps(ctx) else listing
+        whole = listing_with_views if views and client_supports_apps(ctx) else listing
+        names = allowed(ctx)
+        if names is None:
+            return whole
+        narrowed = [tool for tool in whole.tools if tool.name in names]
+        return ListToolsResult(tools=narrowed, cache_scope="private", ttl_ms=TOOL_LIST_TTL_MS)
 
     async def call(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
-        row = rows.get(params.name)
+        names = allowed(ctx)
+        row = rows.get(params.name) if names is None or params.name in names else None
         if row is None:
-            # Like every other failure, with a kind; the name is the caller's, not echoed.
-            return _error_result(NotFound("no tool of that name here; tools/list names them"))
+            # Like every other failure, with a kind; the name is the caller's, not echoed, but the
+            # nearest names served are (a mistyped name, an older name).
+            near = difflib.get_close_matches(params.name, list(names or rows), n=3)
+            guess = f"did you mean {' or '.join(near)}? " if near else ""
+            return _error_result(
+                NotFound(f"no tool of that name here; {guess}tools/list names them")
+            )
         spec, defaults = row
         given = {
             name: value for name, value in (params.arguments or {}).items() if value is not None

@@ -1,0 +1,106 @@
+"""Ctrl-C ends `svc-mcp` at once, in one line (issue 35, item 4): the stdio server on a terminal
+(its reader thread waits on stdin, which no cancellation ends), and a CLI call waiting for a
+backend that does not answer. Real processes; the terminal is a real pty."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import signal
+import socket
+import subprocess
+import termios
+from collections.abc import Iterator
+
+import pytest
+
+from tests.mcp.conftest import SVC_MCP, SVC_PORTAL, process_env
+
+pytestmark = pytest.mark.e2e
+
+
+def _controlling_terminal() -> None:
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def read_until(fd: int, wanted: bytes, timeout: float = 60) -> bytes:
+    """What the process wrote on the terminal, up to and including `wanted`."""
+    seen = b""
+    while wanted not in seen:
+        ready, _, _ = select.select([fd], [], [], timeout)
+        assert ready, f"no {wanted!r} on the terminal; it showed {seen!r}"
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # the other side closed
+            break
+        if not chunk:
+            break
+        seen += chunk
+    return seen
+
+
+def test_ctrl_c_on_a_terminal_ends_the_stdio_server() -> None:
+    main, child = pty.openpty()
+    process = subprocess.Popen(
+        [SVC_MCP],
+        stdin=child,
+        stdout=child,
+        stderr=child,
+        env=process_env({}),
+        start_new_session=True,
+        preexec_fn=_controlling_terminal,  # the pty becomes its terminal
+    )
+    os.close(child)
+    try:
+        read_until(main, b"confined")  # serving: confinement is the last step before it reads
+        os.write(main, b"\x03")  # what the terminal sends for Ctrl-C: SIGINT to the process
+        assert process.wait(timeout=30) == 130
+        shown = read_until(main, b"interrupted\r\n")
+        assert b"Traceback" not in shown
+    finally:
+        process.kill()
+        process.wait()
+        os.close(main)
+
+
+@pytest.fixture
+def silent_backend() -> Iterator[socket.socket]:
+    """A loopback port that accepts connections and never answers."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.settimeout(60)
+        yield listener
+
+
+@pytest.mark.parametrize(
+    ("program", "args", "variable"),
+    [
+        (SVC_MCP, ["get_system"], "SERVICE_API_BASE"),
+        (SVC_PORTAL, ["catalog", "list"], "PORTAL_API_BASE"),
+    ],
+)
+def test_ctrl_c_during_a_call_is_one_line(
+    silent_backend: socket.socket, program: str, args: list[str], variable: str
+) -> None:
+    port = silent_backend.getsockname()[1]
+    variables = {variable: f"http://127.0.0.1:{port}", "SERVICE_API_TOKEN": "t" * 40}
+    process = subprocess.Popen(
+        [program, *args],
+        env=process_env(variables),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        connection, _ = silent_backend.accept()  # the call is now waiting for its answer
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+        connection.close()
+    finally:
+        process.kill()
+        process.wait()
+    name = os.path.basename(program)
+    assert err.splitlines() == [f"{name}: interrupted"], err
+    assert process.returncode == 130
+    assert out == ""

@@ -1,0 +1,50 @@
+"""Every test has a home of its own: the real one is neither read in this process nor handed to
+the processes a test starts, and the package caches stay reachable."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import HOME_VARIABLES, KEPT_CACHES, REAL_HOME, real_home_reads
+from tests.mcp.conftest import process_env
+
+
+@pytest.mark.e2e
+def test_a_started_process_finds_the_tests_home_not_the_real_one(own_home: Path) -> None:
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import os, pathlib, json; print(json.dumps("
+            "[str(pathlib.Path.home()), dict(os.environ)]))",
+        ],
+        env=process_env({}),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    home, environ = json.loads(shown)
+    assert Path(home) == own_home != REAL_HOME
+    for name in HOME_VARIABLES:
+        assert Path(environ[name]).is_relative_to(own_home), name
+    for name, value in KEPT_CACHES.items():
+        assert environ[name] == value
+
+
+def test_opening_a_file_in_the_real_home_is_seen() -> None:
+    with pytest.raises(FileNotFoundError):
+        open(REAL_HOME / ".svc-mcp-test-no-such-file", encoding="utf-8")  # noqa: SIM115
+    seen = list(real_home_reads)
+    real_home_reads.clear()  # this test's own probe must not fail it
+    assert seen == [str(REAL_HOME / ".svc-mcp-test-no-such-file")]
+
+
+def test_each_test_has_a_fresh_home(own_home: Path) -> None:
+    assert os.environ["HOME"] == str(own_home)
+    assert not any(own_home.iterdir())
