@@ -4,7 +4,10 @@ sends byte by byte, and whether (and when) the server closes."""
 from __future__ import annotations
 
 import socket
+import subprocess
+from pathlib import Path
 
+from tests.mcp.conftest import SVC_STUB
 from tests.support import Server
 
 
@@ -58,3 +61,25 @@ def served_and_held(server: Server, source: str, path: str) -> socket.socket:
     sock.sendall(request_head("GET", path))
     assert read_response(sock).startswith(b"HTTP/1.1 ")
     return sock
+
+
+SERVERS = ("portal", "service", "gateway")
+"""The three servers the connection defences guard, each started by `server_command`."""
+
+
+def server_command(kind: str, root: Path) -> tuple[list[str], str]:
+    """The arguments that start `kind` (with its demo data made in `root`) without its port, and
+    the path that answers once it is ready."""
+    if kind == "portal":
+        data = root / "data"
+        subprocess.run(
+            [SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True
+        )
+        return ["-m", "server_stub", "portal", "--data", str(data)], "/api/page"
+    if kind == "service":
+        db = root / "service.db"
+        subprocess.run(
+            [SVC_STUB, "demo-data", "service", "--db", str(db)], check=True, capture_output=True
+        )
+        return ["-m", "server_stub", "service", "--db", str(db)], "/health/live"
+    return ["-m", "svc_mcp", "--http", "--no-auth"], "/mcp"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import resource
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,8 +21,14 @@ import pytest
 
 from tests.e2e import e2e_fixture
 from tests.hardening.conftest import wait_for
-from tests.hardening.raw_http import closed_by_server, connect, served_and_held
-from tests.mcp.conftest import SVC_STUB, process_env
+from tests.hardening.raw_http import (
+    SERVERS,
+    closed_by_server,
+    connect,
+    served_and_held,
+    server_command,
+)
+from tests.mcp.conftest import process_env
 from tests.support import Server, free_port, running_server
 
 HEAD_TIMEOUT = 2.0
@@ -49,27 +54,14 @@ def lowered_file_limit() -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-@e2e_fixture(scope="module", params=["portal", "service", "gateway"])
+@e2e_fixture(scope="module", params=SERVERS)
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Server, str]]:
     kind: str = request.param
     root = tmp_path_factory.mktemp(kind)
     port = free_port()
-    if kind == "portal":
-        data = root / "data"
-        subprocess.run(
-            [SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True
-        )
-        args, ready = ["-m", "server_stub", "portal", "--data", str(data)], "/api/page"
-    elif kind == "service":
-        db = root / "service.db"
-        subprocess.run(
-            [SVC_STUB, "demo-data", "service", "--db", str(db)], check=True, capture_output=True
-        )
-        args, ready = ["-m", "server_stub", "service", "--db", str(db)], "/health/live"
-    else:
-        args, ready = ["-m", "svc_mcp", "--http", "--no-auth"], "/mcp"
+    args, ready = server_command(kind, root)
     with (
         lowered_file_limit(),
         running_server(

@@ -9,7 +9,6 @@ wait on the server closing a socket, with a bound."""
 
 from __future__ import annotations
 
-import subprocess
 import time
 from collections.abc import Iterator
 
@@ -17,13 +16,15 @@ import pytest
 
 from tests.e2e import e2e_fixture
 from tests.hardening.raw_http import (
+    SERVERS,
     closed_by_server,
     connect,
     read_response,
     request_head,
     served_and_held,
+    server_command,
 )
-from tests.mcp.conftest import SVC_STUB, process_env
+from tests.mcp.conftest import process_env
 from tests.support import Server, free_port, running_server
 
 IDLE = 1.0
@@ -39,27 +40,14 @@ NEVER = 15.0
 """How long a test waits before it calls a connection kept for ever."""
 
 
-@e2e_fixture(scope="module", params=["portal", "service", "gateway"])
+@e2e_fixture(scope="module", params=SERVERS)
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, Server, str]]:
     kind: str = request.param
     root = tmp_path_factory.mktemp(kind)
     port = free_port()
-    if kind == "portal":
-        data = root / "data"
-        subprocess.run(
-            [SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True
-        )
-        args, ready = ["-m", "server_stub", "portal", "--data", str(data)], "/api/page"
-    elif kind == "service":
-        db = root / "service.db"
-        subprocess.run(
-            [SVC_STUB, "demo-data", "service", "--db", str(db)], check=True, capture_output=True
-        )
-        args, ready = ["-m", "server_stub", "service", "--db", str(db)], "/health/live"
-    else:
-        args, ready = ["-m", "svc_mcp", "--http", "--no-auth"], "/mcp"
+    args, ready = server_command(kind, root)
     with running_server(
         [*args, "--port", str(port)],
         port=port,
