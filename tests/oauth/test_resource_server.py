@@ -18,6 +18,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from tests.mcp.conftest import PortalStub
+from tests.mcp.test_mcp_gateway import INITIALIZE, MCP_HEADERS
 from tests.oauth.conftest import (
     AuthServer,
     auth_server,
@@ -27,17 +28,6 @@ from tests.oauth.conftest import (
 )
 from tests.support import Server, free_port
 
-MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "oauth-test", "version": "1"},
-    },
-}
 READ_CALL = {
     "jsonrpc": "2.0",
     "id": 2,

@@ -10,21 +10,11 @@ import httpx
 import pytest
 
 from tests.mcp.conftest import SVC_MCP, PortalStub, run_commands
+from tests.mcp.test_mcp_gateway import INITIALIZE, MCP_HEADERS
 from tests.oauth.conftest import auth_server, service_client, start_gateway
 from tests.support import free_port
 
 STATIC = "static-gateway-token-for-the-oauth-tests-0123"
-MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "oauth-settings-test", "version": "1"},
-    },
-}
 NOWHERE = {"PORTAL_API_BASE": "http://127.0.0.1:9"}
 
 
