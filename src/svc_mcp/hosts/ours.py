@@ -1,5 +1,6 @@
 """Whether doctor may start an entry's command as svc-mcp: it has exactly a form install writes,
-and its program is a real file outside the project folder, not under /proc (where a path such as
+and its program is a real file outside the project folder (unless it is this installation's own
+uv or uvx, beside the Python that runs doctor), not under /proc (where a path such as
 /proc/self/cwd names whatever folder doctor runs in). A project's file, which its author wrote, is
 held to more: its svc-mcp is this installation's or the one on PATH, its `uv run --project` is this
 checkout, its `--default-index` the index this shell names, its uv and uvx the ones on PATH."""
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -38,7 +40,7 @@ def not_ours(
         return None
     if Path(command).is_relative_to(_PROC) or real.is_relative_to(_PROC):
         return "whose program is under /proc, where a path names whatever folder doctor runs in"
-    if real.is_relative_to(project.resolve()):
+    if real.is_relative_to(project.resolve()) and not _beside_me(real):
         return f"whose program ({real}) is inside this project folder, which its author wrote"
     if scope == "user":
         return None
@@ -67,6 +69,14 @@ def not_ours(
             f"({_index_here(environ)}; {', '.join(INDEX_VARIABLES)})"
         )
     return None
+
+
+def _beside_me(real: Path) -> bool:
+    """Whether the program is the uv or uvx of the venv this svc-mcp runs in: part of this
+    installation, which already runs (the quick start's `.venv/bin/uv`, which install writes and
+    doctor is run with, in the checkout)."""
+    bin_dir = Path(sys.executable).absolute().parent
+    return real in {_real(str(bin_dir / name)) for name in ("uv", "uvx")}
 
 
 def _real(path: str | None) -> Path | None:
