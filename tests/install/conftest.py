@@ -57,7 +57,7 @@ LINUX_USER_FILES: dict[str, str] = {
     "vscode": ".config/Code/User/mcp.json",
     "windsurf": ".codeium/windsurf/mcp_config.json",
     "gemini": ".gemini/settings.json",
-    "antigravity": ".gemini/config/mcp_config.json",
+    "antigravity": ".gemini/antigravity-cli/mcp_config.json",
     "codex": ".codex/config.toml",
 }
 REFERENCING_CLIENTS = [client for client in HOST_NAMES if HOSTS[client].takes_references]

@@ -150,12 +150,14 @@ def test_setup_uses_no_private_module_of_a_library() -> None:
 
 
 def test_antigravity_writes_its_own_files_in_its_own_form(fake_home: Home, run_cli: RunCli) -> None:
-    """The forms of agy 1.1's documentation: `~/.gemini/config/mcp_config.json` (user) and
-    `.agents/mcp_config.json` (project), `mcpServers`, a remote server as `serverUrl`."""
+    """The forms of Google's migration guide (antigravity.google/docs/cli/gcli-migration):
+    `~/.gemini/antigravity-cli/mcp_config.json` (user) and `.agents/mcp_config.json` (project),
+    `mcpServers`, a remote server as `serverUrl`."""
     backend = {"SERVICE_API_BASE": "http://127.0.0.1:8080", "SERVICE_API_TOKEN": "t" * 30}
     done = run_cli("install", "--client", "antigravity", env=backend)
     assert done.returncode == 0, done.stderr
-    user = json.loads((fake_home.home / ".gemini" / "config" / "mcp_config.json").read_text())
+    user_file = fake_home.home / ".gemini" / "antigravity-cli" / "mcp_config.json"
+    user = json.loads(user_file.read_text())
     assert user["mcpServers"]["svc"]["env"]["SERVICE_API_TOKEN"] == "t" * 30
     assert not (fake_home.home / ".gemini" / "settings.json").exists()  # Gemini CLI's, untouched
     remote = run_cli(
@@ -173,7 +175,7 @@ def test_antigravity_writes_its_own_files_in_its_own_form(fake_home: Home, run_c
 def test_gemini_says_antigravity_when_agy_is_here(fake_home: Home, run_cli: RunCli) -> None:
     plain = run_cli("install", "--client", "gemini", "--print")
     assert "--client antigravity" not in plain.stderr
-    (fake_home.home / ".gemini" / "config").mkdir(parents=True)  # agy's own folder
+    (fake_home.home / ".gemini" / "antigravity-cli").mkdir(parents=True)  # agy's own folder
     told = run_cli("install", "--client", "gemini", "--print")
     assert told.returncode == 0, told.stderr
     (line,) = [line for line in told.stderr.splitlines() if "--client antigravity" in line]

@@ -241,7 +241,7 @@ HOSTS: dict[str, Host] = {
             "antigravity",
             "Antigravity CLI",
             "https://antigravity.google/docs/cli/gcli-migration",
-            UserFile("home", (".gemini", "config", "mcp_config.json")),
+            UserFile("home", (".gemini", "antigravity-cli", "mcp_config.json")),
             ".agents/mcp_config.json",
             "mcpServers",
             "${%s}",
