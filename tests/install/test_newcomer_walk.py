@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from svc_mcp.hosts.expansion import entry_env
 from svc_mcp.hosts.ours import not_ours
+from svc_mcp.hosts.table import HOSTS
 from tests.conftest import KEPT_CACHES
 from tests.install.conftest import SERVICE_TOKEN, StartService
 from tests.install.test_client_claude import QUIET_CLAUDE_CODE, claude_code  # noqa: F401
@@ -46,6 +48,18 @@ def test_another_uv_inside_the_folder_is_still_refused(tmp_path: Path) -> None:
     why = not_ours(str(uv), args, scope="user", project=tmp_path, environ={})
     assert why is not None
     assert "is inside this project folder" in why
+
+
+def test_doctor_gives_an_entry_the_uv_setting_install_wrote_into_it() -> None:
+    """Doctor starts the entry as the host would: with install's own `UV_SYSTEM_CERTS=1` (behind a
+    proxy that re-signs TLS, uv needs it), not naming it as a variable it left out."""
+    env = {"SERVICE_API_BASE": "http://127.0.0.1:9", "UV_SYSTEM_CERTS": "1", "UV_INDEX_URL": "x"}
+    passed = entry_env(HOSTS["claude-code"], {"env": env}, {})
+    assert passed.values == {"SERVICE_API_BASE": "http://127.0.0.1:9", "UV_SYSTEM_CERTS": "1"}
+    assert passed.left_out == ("UV_INDEX_URL",)
+    other = entry_env(HOSTS["claude-code"], {"env": {"UV_SYSTEM_CERTS": "/tmp/x"}}, {})
+    assert other.values == {}
+    assert other.left_out == ("UV_SYSTEM_CERTS",)
 
 
 @pytest.fixture(scope="session")
@@ -110,6 +124,7 @@ def test_from_the_checkout_to_claude_code_and_codex_with_only_home_and_path(
         finding = findings[check]
         assert finding["status"] in ("ok", "warn"), finding  # warn: unconfined on this machine
         assert "foreign" not in finding["message"], finding["message"]
+        assert "not passed" not in finding["message"], finding["message"]
         assert "listed 24 tools" in finding["message"], finding["message"]
         assert "get_system answered; portal_whoami answered" in finding["message"]
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr

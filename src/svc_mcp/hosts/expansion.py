@@ -17,6 +17,7 @@ from svc_mcp.core.backends import backend_variables
 from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE, INSECURE_HOSTS_VARIABLE
 from svc_mcp.hosts.entries import ENTRY_KEYS, PROMPT_ID
 from svc_mcp.hosts.gateway_owner import runs_here
+from svc_mcp.hosts.runners import UV_TRUST
 from svc_mcp.hosts.table import Host
 from svc_mcp.serve.gateway_token import (
     GatewayTokenFileError,
@@ -139,6 +140,9 @@ def entry_env(host: Host, entry: Mapping[str, Any], environ: Mapping[str, str]) 
     found = _Expansion(environ)
     env = entry.get("env")
     for key, value in env.items() if isinstance(env, dict) else []:
+        if UV_TRUST.get(str(key)) == value:  # install's own: uv trusts the system's certificates
+            values[str(key)] = str(value)
+            continue
         if not passes(str(key)):
             found.left_out.append(str(key))
             continue
