@@ -24,7 +24,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
 from svc_mcp.core.toolspec import AGENT_PAGE
-from svc_mcp.hosts.runners import launch_command, this_installation
+from svc_mcp.hosts.runners import launch_command, runner_env, this_installation
 from svc_mcp.tools.table import TOOLS
 from tests.demo.conftest import (
     Sandbox,
@@ -138,9 +138,9 @@ def test_ctrl_c_ends_keep_running_cleanly(sandbox: Sandbox) -> None:
         _assert_only_the_service_holds_the_intel_key(pids)
         config, _ = json.JSONDecoder().raw_decode("\n".join(section(output, "MCP host config")))
         entry = config["mcpServers"]["svc"]
-        assert entry["env"] == env
         installed = launch_command("here", this_installation(os.environ))
         assert [entry["command"], *entry["args"]] == installed  # the form install writes
+        assert entry["env"] == env | runner_env(installed)  # and its env: UV_SYSTEM_CERTS for uv
         _assert_the_host_config_works(entry)
         _assert_the_hints_run_as_printed(output)
 

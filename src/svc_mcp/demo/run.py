@@ -40,7 +40,7 @@ from svc_mcp.demo.stubs import (
 from svc_mcp.demo.view import View, open_view
 from svc_mcp.hosts.entries import plain_entry
 from svc_mcp.hosts.errors import InstallError
-from svc_mcp.hosts.runners import launch_command, this_installation
+from svc_mcp.hosts.runners import launch_command, runner_env, this_installation
 
 if TYPE_CHECKING:
     from svc_mcp.demo.trace import Receiver
@@ -211,7 +211,8 @@ def _show_environment(view: View, stubs: DemoStubs) -> None:
     view.block("Environment for svc-mcp and svc-portal", "\n".join(exports))
     svc_mcp, svc_portal, svc_stub = map(_program, ("svc-mcp", "svc-portal", "svc-stub"))
     view.line(f"Then try {svc_mcp} get_system or {svc_portal} identity whoami.")
-    entry = plain_entry(_entry_command(), variables)
+    command = _entry_command()
+    entry = plain_entry(command, {**variables, **runner_env(command)})
     view.block(
         "MCP host config", json.dumps({"mcpServers": {"svc": entry}}, indent=2), language="json"
     )
