@@ -1,12 +1,15 @@
 """The project's whole check, as CI runs it: lint, format, types, tests.
 
-Run it with `.venv/bin/uv run --locked --extra dev scripts/check.py [pytest args...]`.
+Run it with `.venv/bin/uv run --locked --extra dev scripts/check.py [pytest args...]`. Ctrl-C
+stops it with one line and exit code 130.
 """
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+from types import FrameType
 
 STEPS = [
     ("ruff check", [sys.executable, "-m", "ruff", "check", "."]),
@@ -14,12 +17,25 @@ STEPS = [
     ("mypy --strict", [sys.executable, "-m", "mypy"]),
     ("pytest", [sys.executable, "-m", "pytest", "-q", *sys.argv[1:]]),
 ]
+INTERRUPTED = 130
+"""The shell's code for a command ended by Ctrl-C (SIGINT)."""
+interrupted: list[int] = []
+
+
+def _note(signum: int, frame: FrameType | None) -> None:
+    # The step got the terminal's Ctrl-C too (and `uv run` forwards it here once more): let it
+    # end, instead of raising KeyboardInterrupt mid-wait, which printed two tracebacks.
+    interrupted.append(signum)
 
 
 def main() -> int:
+    signal.signal(signal.SIGINT, _note)
     for name, command in STEPS:
         print(f"== {name}", flush=True)
         code = subprocess.call(command)
+        if interrupted:
+            print(f"== {name} interrupted (Ctrl-C)", flush=True)
+            return INTERRUPTED
         if code != 0:
             print(f"== {name} failed (exit {code})", flush=True)
             return code
