@@ -336,12 +336,14 @@ def error_failures(tally: Tally) -> list[str]:
 
 def process_failures(running: Stack, exited: Mapping[str, int]) -> list[str]:
     """A process that exited during the soak or did not stop cleanly, or logged a traceback."""
-    failures = [f"{name}: exited with {code} during the soak" for name, code in exited.items()]
+    failures = []
     for name, log in running.logs.items():
+        lines = log.read_text(errors="replace").strip().splitlines() or [""]
         stopped = running.processes[name].returncode
-        if name not in exited and stopped not in CLEAN_STOPS:
+        if name in exited:
+            failures.append(f"{name}: exited with {exited[name]} during the soak: {lines[-1]!r}")
+        elif stopped not in CLEAN_STOPS:
             failures.append(f"{name}: SIGTERM stopped it with exit {stopped} (expected 0 or -15)")
-        lines = log.read_text(errors="replace").strip().splitlines()
         if any(line.startswith("Traceback") for line in lines):
             failures.append(f"{name}: its log has a traceback, ending {lines[-1]!r}")
     return failures

@@ -2,8 +2,9 @@
 flood from many remote addresses beside honest clients, and resident memory over a soak.
 
 Durations: `SVC_LOAD_SECONDS` (default 10) and `SVC_SOAK_SECONDS` (default 30). The same tests run
-in the default suite at these short durations and, marked `soak`, once more in CI with a minute of
-load and a five-minute soak. Figures go to test-artifacts/hardening/*.json.
+in the default suite at these short durations and, marked `soak`, the load tests once more in CI
+with a minute of load; CI's long soak is bench/soak.py (ten minutes, the same memory rule:
+tests/hardening/steady.py). Figures go to test-artifacts/hardening/*.json.
 """
 
 from __future__ import annotations
