@@ -378,6 +378,8 @@ def main() -> None:
     warm_up = warm_up_seconds(options.seconds)
     print(f"warm-up: the first {warm_up:g} s")
     for name, points in samples.items():
+        if name in exited:
+            continue  # judged above; too few samples to judge its growth by
         try:
             failures += resource_failures(name, points, warm_up)
         except ValueError as exc:
