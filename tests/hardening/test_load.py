@@ -2,8 +2,9 @@
 flood from many remote addresses beside honest clients, and resident memory over a soak.
 
 Durations: `SVC_LOAD_SECONDS` (default 10) and `SVC_SOAK_SECONDS` (default 30). The same tests run
-in the default suite at these short durations and, marked `soak`, once more in CI with a minute of
-load and a five-minute soak. Figures go to test-artifacts/hardening/*.json.
+in the default suite at these short durations and, marked `soak`, the load tests once more in CI
+with a minute of load; CI's long soak is bench/soak.py (ten minutes, the same memory rule:
+tests/hardening/steady.py). Figures go to test-artifacts/hardening/*.json.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from server_stub.service.guard import MAX_FAILURES
 from tests.e2e import e2e_fixture
 from tests.hardening.conftest import rss_kib, seconds_from_env, start_service
+from tests.hardening.steady import RSS_GROWTH_BOUND_MIB, after_warm_up, warm_up_seconds
 from tests.mcp.conftest import SERVICE_TOKEN, SVC_STUB, PortalStub, ServiceStub, process_env
 from tests.support import ROOT, Server, free_port, running_server
 
@@ -37,7 +39,6 @@ LOAD_SECONDS = seconds_from_env("SVC_LOAD_SECONDS", 10)
 SOAK_SECONDS = seconds_from_env("SVC_SOAK_SECONDS", 30)
 CLIENTS = 50
 TOOLS = ("get_system", "portal_catalog", "get_positions", "portal_page")
-RSS_GROWTH_BOUND_MIB = 20
 FLOOD_ADDRESSES = [f"127.0.0.{host}" for host in range(2, 251)]
 """Where the flooders connect from (each its own connection budget); each one relays a remote
 address of its own, since all of one local user's loopback addresses are one guard client."""
@@ -251,8 +252,8 @@ def test_brute_force_flood_does_not_starve_honest_clients(tmp_path: Path) -> Non
 def test_memory_is_steady_over_a_soak(stack: Stack) -> None:
     """Steady load on all three processes; RSS sampled from /proc/PID/status twice a second.
 
-    Bound: after a warm-up (the first quarter, at least 5 s), no process grows by more than
-    20 MiB."""
+    Bound (tests/hardening/steady.py, shared with bench/soak.py): after a warm-up (the first
+    quarter, at least 5 s), no process grows by more than 20 MiB."""
     pids = stack.pids()
     samples: dict[str, list[tuple[float, int]]] = {name: [] for name in pids}
 
@@ -288,18 +289,16 @@ def test_memory_is_steady_over_a_soak(stack: Stack) -> None:
 
     errors = asyncio.run(run())
     assert errors == [], errors[:5]
-    warm_up = max(5.0, SOAK_SECONDS / 4)
+    warm_up = warm_up_seconds(SOAK_SECONDS)
     figures: dict[str, Any] = {"seconds": SOAK_SECONDS, "warm_up_seconds": warm_up}
     for name, series in samples.items():
-        after = [kib for at, kib in series if at >= warm_up]
-        assert len(after) >= 4, series
-        growth_mib = (max(after) - after[0]) / 1024
+        after = after_warm_up([(at, kib / 1024) for at, kib in series], warm_up)
         figures[name] = {
             "rss_start_mib": round(series[0][1] / 1024, 1),
-            "rss_after_warm_up_mib": round(after[0] / 1024, 1),
-            "rss_max_mib": round(max(after) / 1024, 1),
-            "rss_end_mib": round(after[-1] / 1024, 1),
-            "growth_after_warm_up_mib": round(growth_mib, 1),
+            "rss_after_warm_up_mib": round(after.first, 1),
+            "rss_max_mib": round(after.highest, 1),
+            "rss_end_mib": round(after.last, 1),
+            "growth_after_warm_up_mib": round(after.growth, 1),
         }
     record("soak", figures)
     for name in pids:
