@@ -8,11 +8,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
+WORKERS = ["-n", "2", "--dist", "loadgroup"]
 STEPS = [
     ("ruff check", [sys.executable, "-m", "ruff", "check", "."]),
     ("ruff format --check", [sys.executable, "-m", "ruff", "format", "--check", "."]),
     ("mypy --strict", [sys.executable, "-m", "mypy"]),
-    ("pytest", [sys.executable, "-m", "pytest", "-q", *sys.argv[1:]]),
+    # Two workers (the machine CI runs on has 2 cores); tests/parallel.py keeps timing tests alone.
+    ("pytest", [sys.executable, "-m", "pytest", "-q", *WORKERS, *sys.argv[1:]]),
 ]
 
 

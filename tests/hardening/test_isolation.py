@@ -85,6 +85,7 @@ async def slots_taken(count: int) -> None:
         await asyncio.sleep(0.02)
 
 
+@pytest.mark.alone
 def test_a_hung_backend_does_not_starve_the_other(gateway: Server) -> None:
     url = gateway.base_url + "/mcp"
 
