@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-WORKERS = ["-n", "2", "--dist", "loadgroup"]
+WORKERS = ["-n", "2", "--dist", "load"]
 STEPS = [
     ("ruff check", [sys.executable, "-m", "ruff", "check", "."]),
     ("ruff format --check", [sys.executable, "-m", "ruff", "format", "--check", "."]),

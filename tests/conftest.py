@@ -103,7 +103,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     e2e.mark(items)  # before `-m` selects
-    parallel.group(items)  # before xdist reads the groups
 
 
 @pytest.hookimpl(wrapper=True)

@@ -1,12 +1,14 @@
-"""The suite on two xdist workers (`scripts/check.py` runs `-n 2 --dist loadgroup`) without making
-a timing test race the other worker.
+"""The suite on two xdist workers (`scripts/check.py` runs `-n 2 --dist load`) without making a
+timing test race the other worker.
 
 A test marked `alone` (a throughput ratio, a load or soak figure, resident memory) runs while the
 other worker runs nothing: every test holds a shared lock while it sets up, runs and tears down,
 an `alone` test an exclusive one, and a gate in front keeps a stream of shared holders from
-starving it. Tests are sent to the workers a file at a time (module fixtures start once), and a
-folder whose session fixtures cost much or share one cache in the checkout a folder at a time.
-Without xdist (the fast loop, a single file) none of this does anything.
+starving it. Without xdist (the fast loop, a single file) none of this does anything.
+
+Why `load` and not `loadgroup`/`loadfile`: those schedulers keep tests by node id, and under
+pytest 9 schemathesis gives all operations of a test one id, so they ran 2 of its 35 tests (and
+xdist 3.8's group suffix no longer reaches the id). `load` sends tests by index.
 """
 
 from __future__ import annotations
@@ -16,17 +18,13 @@ import fcntl
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 LOCKS_VARIABLE = "SVC_TEST_LOCKS"
 """The folder of the run's two lock files, made by the xdist controller, inherited by workers."""
-
-ONE_GROUP = ("tests/views/", "tests/oauth/", "tests/release/")
-"""Folders sent to one worker whole: views and oauth `npm ci` once per worker that runs them,
-release fills caches under test-artifacts/ that two workers would fill at once."""
 
 
 def configure(config: pytest.Config) -> None:
@@ -45,14 +43,6 @@ def unconfigure(config: pytest.Config) -> None:
 
 
 _MADE = pytest.StashKey[str]()
-
-
-def group(items: Iterable[pytest.Item]) -> None:
-    """Marks each test with its xdist group: its folder when listed in ONE_GROUP, else its file."""
-    for item in items:
-        path = item.nodeid.split("::", 1)[0]
-        name = next((folder for folder in ONE_GROUP if path.startswith(folder)), path)
-        item.add_marker(pytest.mark.xdist_group(name))
 
 
 @contextlib.contextmanager
@@ -80,3 +70,15 @@ def turn(item: pytest.Item) -> Iterator[None]:
 
 def _open(path: Path) -> int:
     return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+
+
+@contextlib.contextmanager
+def one_at_a_time(path: Path) -> Iterator[None]:
+    """Holds `path`.lock exclusively: a cache in the checkout is filled by one worker at a time."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = _open(path.with_name(path.name + ".lock"))
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(lock)

@@ -1,12 +1,12 @@
-"""On two xdist workers a test marked `alone` runs with nothing beside it, and tests go to the
-workers a file (or a listed folder) at a time (tests/parallel.py)."""
+"""On two xdist workers a test marked `alone` runs with nothing beside it, and a cache in the
+checkout is filled by one worker at a time (tests/parallel.py)."""
 
 from __future__ import annotations
 
 import threading
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import pytest
 
@@ -16,14 +16,10 @@ from tests import parallel
 class FakeItem:
     def __init__(self, nodeid: str, *, alone: bool = False) -> None:
         self.nodeid = nodeid
-        self.marks: list[pytest.MarkDecorator] = []
         self.alone = alone
 
     def get_closest_marker(self, name: str) -> object:
         return object() if name == "alone" and self.alone else None
-
-    def add_marker(self, mark: pytest.MarkDecorator) -> None:
-        self.marks.append(mark)
 
 
 def turn(item: FakeItem) -> AbstractContextManager[None]:
@@ -71,17 +67,17 @@ def test_without_xdist_nothing_waits(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not waits(FakeItem("tests/a.py::t"), alone)
 
 
-def test_tests_go_to_workers_a_file_or_a_listed_folder_at_a_time() -> None:
-    items = [
-        FakeItem("tests/mcp/test_x.py::test_one"),
-        FakeItem("tests/mcp/test_x.py::test_two[a]"),
-        FakeItem("tests/release/test_y.py::test_three"),
-    ]
-    parallel.group(cast(Any, items))
-    groups = [item.marks[0].args for item in items]
-    assert groups == [
-        ("tests/mcp/test_x.py",),
-        ("tests/mcp/test_x.py",),
-        ("tests/release/",),
-    ]
-    assert all(item.marks[0].name == "xdist_group" for item in items)
+def test_a_cache_is_filled_by_one_worker_at_a_time(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    entered = threading.Event()
+
+    def fill() -> None:
+        with parallel.one_at_a_time(cache):
+            entered.set()
+
+    with parallel.one_at_a_time(cache):
+        thread = threading.Thread(target=fill)
+        thread.start()
+        assert not entered.wait(0.3)
+    thread.join(5)
+    assert entered.is_set()
