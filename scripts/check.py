@@ -11,11 +11,13 @@ import subprocess
 import sys
 from types import FrameType
 
+WORKERS = ["-n", "2", "--dist", "load"]
 STEPS = [
     ("ruff check", [sys.executable, "-m", "ruff", "check", "."]),
     ("ruff format --check", [sys.executable, "-m", "ruff", "format", "--check", "."]),
     ("mypy --strict", [sys.executable, "-m", "mypy"]),
-    ("pytest", [sys.executable, "-m", "pytest", "-q", *sys.argv[1:]]),
+    # Two workers (the machine CI runs on has 2 cores); tests/parallel.py keeps timing tests alone.
+    ("pytest", [sys.executable, "-m", "pytest", "-q", *WORKERS, *sys.argv[1:]]),
 ]
 INTERRUPTED = 130
 """The shell's code for a command ended by Ctrl-C (SIGINT)."""

@@ -1,5 +1,6 @@
 """What every test shares: a home of its own (no test reads or writes the real user's home), and a
-test that starts a process is marked e2e (tests/e2e.py).
+test that starts a process is marked e2e (tests/e2e.py); on xdist workers, a test marked `alone`
+runs with nothing beside it (tests/parallel.py).
 
 Every variable a program uses to find the user's files points into a temporary folder: for the
 whole run (session fixtures, and every process they start), then a fresh one for each test. The
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import e2e
+from tests import e2e, parallel
 
 REAL_HOME = Path(os.environ.get("HOME") or Path.home()).resolve()
 _XDG_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or REAL_HOME / ".cache")
@@ -91,15 +92,23 @@ def point_home_at(home: Path) -> dict[str, str]:
 
 def pytest_configure(config: pytest.Config) -> None:
     e2e.install()
+    parallel.configure(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    parallel.unconfigure(config)
     e2e.uninstall()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     e2e.mark(items)  # before `-m` selects
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None]:
+    with parallel.turn(item):
+        return (yield)
 
 
 @pytest.hookimpl(wrapper=True)

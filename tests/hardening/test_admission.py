@@ -72,6 +72,7 @@ def admissions_per_second(server: Server) -> float:
     return PROBES / (time.perf_counter() - begun)
 
 
+@pytest.mark.alone
 def test_admission_costs_the_same_with_2000_connections_open(portal: Server) -> None:
     with file_limit_raised():
         admissions_per_second(portal)  # warm-up

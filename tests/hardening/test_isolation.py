@@ -156,6 +156,7 @@ async def hung_round(hung: Side, other: Side) -> float:
     return hung.portal_calls_between(start, end) / max(other.portal_calls_between(start, end), 1)
 
 
+@pytest.mark.alone
 def test_a_hung_backend_does_not_starve_the_other(gateways: tuple[Server, Server]) -> None:
     async def run() -> tuple[list[float], Load]:
         a, b = Side(gateways[0].base_url + "/mcp"), Side(gateways[1].base_url + "/mcp")

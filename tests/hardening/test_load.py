@@ -33,7 +33,7 @@ from tests.hardening.steady import RSS_GROWTH_BOUND_MIB, after_warm_up, warm_up_
 from tests.mcp.conftest import SERVICE_TOKEN, SVC_STUB, PortalStub, ServiceStub, process_env
 from tests.support import ROOT, Server, free_port, running_server
 
-pytestmark = pytest.mark.soak
+pytestmark = [pytest.mark.soak, pytest.mark.alone]
 
 LOAD_SECONDS = seconds_from_env("SVC_LOAD_SECONDS", 10)
 SOAK_SECONDS = seconds_from_env("SVC_SOAK_SECONDS", 30)

@@ -26,6 +26,7 @@ OVER_CAP_BYTES = 64 * 1024 * 1024
 """A chunked answer far over the portal's cap: reading it all would show."""
 
 
+@pytest.mark.alone
 def test_memory_comes_back_after_a_burst_of_large_answers(tmp_path: Path) -> None:
     with (
         fake_backend() as base,

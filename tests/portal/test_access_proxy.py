@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,36 +57,46 @@ def test_a_verified_assertion_counts_as_signed_in(hs_client: TestClient) -> None
 
 @pytest.mark.parametrize(
     "token",
+    # Built when the test runs: `claims()` at collection would be ten minutes old by then.
     [
-        pytest.param(jwt.encode(claims(), "w" * 40, algorithm="HS256"), id="wrong-key"),
+        pytest.param(lambda: jwt.encode(claims(), "w" * 40, algorithm="HS256"), id="wrong-key"),
         pytest.param(
-            jwt.encode(claims(iss="https://evil.test"), SECRET, algorithm="HS256"), id="issuer"
-        ),
-        pytest.param(jwt.encode(claims(aud="other"), SECRET, algorithm="HS256"), id="audience"),
-        pytest.param(
-            jwt.encode(claims(exp=int(time.time()) - 5), SECRET, algorithm="HS256"), id="expired"
+            lambda: jwt.encode(claims(iss="https://evil.test"), SECRET, algorithm="HS256"),
+            id="issuer",
         ),
         pytest.param(
-            jwt.encode(claims(nbf=int(time.time()) + 600), SECRET, algorithm="HS256"), id="not-yet"
+            lambda: jwt.encode(claims(aud="other"), SECRET, algorithm="HS256"), id="audience"
         ),
         pytest.param(
-            jwt.encode(
+            lambda: jwt.encode(claims(exp=int(time.time()) - 5), SECRET, algorithm="HS256"),
+            id="expired",
+        ),
+        pytest.param(
+            lambda: jwt.encode(claims(nbf=int(time.time()) + 600), SECRET, algorithm="HS256"),
+            id="not-yet",
+        ),
+        pytest.param(
+            lambda: jwt.encode(
                 {k: v for k, v in claims().items() if k != "exp"}, SECRET, algorithm="HS256"
             ),
             id="no-exp",
         ),
         pytest.param(
-            jwt.encode(claims(email="mallory@example.test"), SECRET, algorithm="HS256"),
+            lambda: jwt.encode(claims(email="mallory@example.test"), SECRET, algorithm="HS256"),
             id="unmapped",
         ),
-        pytest.param(jwt.encode(claims(email=None), SECRET, algorithm="HS256"), id="no-email"),
-        pytest.param(jwt.encode(claims(), None, algorithm="none"), id="alg-none"),
-        pytest.param("not.a.jwt", id="garbage"),
-        pytest.param("", id="empty"),
+        pytest.param(
+            lambda: jwt.encode(claims(email=None), SECRET, algorithm="HS256"), id="no-email"
+        ),
+        pytest.param(lambda: jwt.encode(claims(), None, algorithm="none"), id="alg-none"),
+        pytest.param(lambda: "not.a.jwt", id="garbage"),
+        pytest.param(lambda: "", id="empty"),
     ],
 )
-def test_forged_expired_or_unmapped_assertions_are_401(hs_client: TestClient, token: str) -> None:
-    response = whoami(hs_client, token)
+def test_forged_expired_or_unmapped_assertions_are_401(
+    hs_client: TestClient, token: Callable[[], str]
+) -> None:
+    response = whoami(hs_client, token())
     assert response.status_code == 401
     assert response.json()["error"]["code"] == "unauthorized"
     assert "alice" not in response.text.lower()
@@ -106,13 +117,17 @@ def signed(**overrides: Any) -> str:
         pytest.param({"iat": float("-inf")}, id="iat-minus-infinity"),
         pytest.param({"iat": float("nan")}, id="iat-nan"),
         pytest.param({"iat": "yesterday"}, id="iat-text"),
-        pytest.param({"iat": int(time.time()) - 25 * 3600}, id="iat-older-than-24h"),
-        pytest.param({"iat": int(time.time()) + 600}, id="iat-in-the-future"),
+        # Seconds from the test's own now (`iat_from_now`): a time taken at collection is ten
+        # minutes old by the time a long run reaches the test, past the minute of leeway.
+        pytest.param({"iat_from_now": -25 * 3600}, id="iat-older-than-24h"),
+        pytest.param({"iat_from_now": 600}, id="iat-in-the-future"),
     ],
 )
 def test_non_finite_or_implausible_times_are_401(
     hs_client: TestClient, overrides: dict[str, Any]
 ) -> None:
+    if "iat_from_now" in overrides:
+        overrides = {"iat": int(time.time()) + overrides["iat_from_now"]}
     response = whoami(hs_client, signed(**overrides))
     assert response.status_code == 401
     assert response.json()["error"]["code"] == "unauthorized"

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.parallel import one_at_a_time
 from tests.support import ROOT
 
 UV = os.environ.get("UV") or shutil.which("uv") or str(Path(sys.executable).parent / "uv")
@@ -42,6 +43,11 @@ def dependency_wheels() -> Path:
     """The folder of the locked dependencies' wheels for this interpreter, downloaded once."""
     requirements = locked_requirements()
     folder = WHEEL_CACHE / hashlib.sha256(requirements.encode()).hexdigest()[:16]
+    with one_at_a_time(folder):
+        return _fill_wheels(folder, requirements)
+
+
+def _fill_wheels(folder: Path, requirements: str) -> Path:
     if (folder / "complete").exists():
         return folder
     shutil.rmtree(folder, ignore_errors=True)

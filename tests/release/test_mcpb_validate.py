@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import e2e_fixture
+from tests.parallel import one_at_a_time
 from tests.release.loopback_index import BIN, UV
 from tests.support import ROOT
 
@@ -78,20 +79,25 @@ def locked_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from the lock's own URLs), kept in the git-ignored test-artifacts/."""
     lock = (ROOT / "uv.lock").read_bytes()
     cache = ROOT / "test-artifacts" / "bundle-uv-cache" / hashlib.sha256(lock).hexdigest()[:16]
-    if not (cache / "complete").exists():
-        shutil.rmtree(cache, ignore_errors=True)
-        cache.mkdir(parents=True)
-        filled_from = tmp_path_factory.mktemp("filled-from")  # uv refuses a project in its cache
-        with zipfile.ZipFile(distribution.build_mcpb(filled_from / "out")) as archive:
-            archive.extractall(filled_from / "bundle")
-        subprocess.run(
-            [UV, "sync", "--frozen", "--quiet", "--directory", str(filled_from / "bundle")],
-            env={**_uv_env(cache), "HOME": str(filled_from), "UV_SYSTEM_CERTS": "1"},
-            check=True,
-            timeout=600,
-        )
-        (cache / "complete").write_text("")
+    with one_at_a_time(cache):
+        if not (cache / "complete").exists():
+            _fill(cache, tmp_path_factory)
     return cache
+
+
+def _fill(cache: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir(parents=True)
+    filled_from = tmp_path_factory.mktemp("filled-from")  # uv refuses a project in its cache
+    with zipfile.ZipFile(distribution.build_mcpb(filled_from / "out")) as archive:
+        archive.extractall(filled_from / "bundle")
+    subprocess.run(
+        [UV, "sync", "--frozen", "--quiet", "--directory", str(filled_from / "bundle")],
+        env={**_uv_env(cache), "HOME": str(filled_from), "UV_SYSTEM_CERTS": "1"},
+        check=True,
+        timeout=600,
+    )
+    (cache / "complete").write_text("")
 
 
 def _uv_env(cache: Path) -> dict[str, str]:

@@ -1,0 +1,84 @@
+"""The suite on two xdist workers (`scripts/check.py` runs `-n 2 --dist load`) without making a
+timing test race the other worker.
+
+A test marked `alone` (a throughput ratio, a load or soak figure, resident memory) runs while the
+other worker runs nothing: every test holds a shared lock while it sets up, runs and tears down,
+an `alone` test an exclusive one, and a gate in front keeps a stream of shared holders from
+starving it. Without xdist (the fast loop, a single file) none of this does anything.
+
+Why `load` and not `loadgroup`/`loadfile`: those schedulers keep tests by node id, and under
+pytest 9 schemathesis gives all operations of a test one id, so they ran 2 of its 35 tests (and
+xdist 3.8's group suffix no longer reaches the id). `load` sends tests by index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+LOCKS_VARIABLE = "SVC_TEST_LOCKS"
+"""The folder of the run's two lock files, made by the xdist controller, inherited by workers."""
+
+
+def configure(config: pytest.Config) -> None:
+    """In the xdist controller of a parallel run, makes the lock folder the workers inherit."""
+    parallel = getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput")
+    if parallel and LOCKS_VARIABLE not in os.environ:
+        os.environ[LOCKS_VARIABLE] = tempfile.mkdtemp(prefix="svc-mcp-test-locks-")
+        config.stash[_MADE] = os.environ[LOCKS_VARIABLE]
+
+
+def unconfigure(config: pytest.Config) -> None:
+    made = config.stash.get(_MADE, None)
+    if made is not None:
+        shutil.rmtree(made, ignore_errors=True)
+        os.environ.pop(LOCKS_VARIABLE, None)
+
+
+_MADE = pytest.StashKey[str]()
+
+
+@contextlib.contextmanager
+def turn(item: pytest.Item) -> Iterator[None]:
+    """Holds the run lock, exclusively for an `alone` test, while `item` sets up, runs and tears
+    down; nothing in a run without the lock folder."""
+    folder = os.environ.get(LOCKS_VARIABLE) if "PYTEST_XDIST_WORKER" in os.environ else None
+    if not folder:
+        yield
+        return
+    gate, run = (_open(Path(folder) / name) for name in ("gate", "run"))
+    try:
+        if item.get_closest_marker("alone"):
+            fcntl.flock(gate, fcntl.LOCK_EX)
+            fcntl.flock(run, fcntl.LOCK_EX)
+        else:
+            fcntl.flock(gate, fcntl.LOCK_SH)
+            fcntl.flock(run, fcntl.LOCK_SH)
+            fcntl.flock(gate, fcntl.LOCK_UN)
+        yield
+    finally:
+        os.close(run)  # closing drops the locks
+        os.close(gate)
+
+
+def _open(path: Path) -> int:
+    return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+
+
+@contextlib.contextmanager
+def one_at_a_time(path: Path) -> Iterator[None]:
+    """Holds `path`.lock exclusively: a cache in the checkout is filled by one worker at a time."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = _open(path.with_name(path.name + ".lock"))
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(lock)
