@@ -21,6 +21,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from server_stub.http import ApiError, Clock
+from server_stub.service.private_dir import wal_files_kept
 from server_stub.telemetry import count
 
 log = logging.getLogger("server_stub.storage")
@@ -150,11 +151,14 @@ def use_wal(path: Path) -> str | None:
     and the writer never waits on readers; SQLite keeps its sidecars beside it, under their
     standard names `<db>-wal` and `<db>-shm`. Why it cannot, or None."""
     try:
-        connection = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=rw", uri=True)
-        try:
-            mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        finally:
-            connection.close()
+        # Another service on this file may hold no connection yet: this one must not be the last
+        # to close, which would remove the sidecars that service is confined to.
+        with wal_files_kept(path):
+            connection = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=rw", uri=True)
+            try:
+                mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            finally:
+                connection.close()
     except sqlite3.Error as exc:
         return f"cannot switch the database at {path} to WAL mode ({exc})"
     return None if str(mode).lower() == "wal" else f"the database at {path} stays in {mode} mode"

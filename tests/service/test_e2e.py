@@ -428,3 +428,21 @@ def test_an_admin_command_beside_a_fresh_service_leaves_it_its_wal_files(
         answer = client.get("/api/v1/system", headers=auth)
     assert answer.status_code == 200, answer.text
     assert answer.json()["data"]["mode"] == "paused"
+
+
+def test_a_second_service_on_the_same_file_leaves_the_first_its_wal_files(
+    server: Server, demo_db: Path, tmp_path: Path
+) -> None:
+    """A second service's start-up (switching to WAL, then closing) found the first holding no
+    connection before its first request, so its close was the last and SQLite removed
+    `<db>-wal` and `<db>-shm`; the second made them again, and the first, confined to the old
+    files, answered 503 from then on (two stubs on one file: the benchmarks, a small deployment)."""
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    wal = demo_db.with_name(demo_db.name + "-wal")
+    first_wal = wal.stat().st_ino
+    for second in start(demo_db, tmp_path / "second.log"):
+        assert wal.stat().st_ino == first_wal
+        for each in (server, second, server):
+            with client_from(each, "127.0.0.1") as client:
+                answer = client.get("/api/v1/system", headers=auth)
+            assert answer.status_code == 200, answer.text
