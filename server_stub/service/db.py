@@ -6,11 +6,11 @@ inode) or removed, the connection is dropped, so the server never serves a stale
 
 Shaped results are cached per query until the data changes: `PRAGMA data_version` changes whenever
 any other connection, in any process (the local admin, the daemon), commits to the file. Asking it
-costs nine system calls, so it is asked only when the file looks different from the last time it
-was asked (inode, size, modification and change times), when the file had been written within
-`QUIET_NS` of that last question (a file system stamps times at a coarse tick, and a second commit
-in the same tick would leave them as they were), or while the file is in WAL mode (a WAL commit
-need not touch the file; turning WAL on writes it, so that is seen). A commit is seen on the very
+costs nine system calls, so it is asked only when the file or its `-wal` looks different from the
+last time it was asked (inode, size, modification and change times: a commit in WAL mode writes
+the `-wal` and need not touch the file, one in rollback mode writes the file), or when either had
+been written within `QUIET_NS` of that last question (a file system stamps times at a coarse tick,
+and a second commit in the same tick would leave them as they were). A commit is seen on the very
 next request either way.
 
 All use happens on the event loop thread (the routes are async), so a locked database is waited
@@ -46,7 +46,8 @@ _SQLITE = {"db.system.name": "sqlite"}
 # Far above any file system's timestamp tick (Linux: a jiffy, at most 10 ms).
 QUIET_NS = 200_000_000
 FileLook = tuple[int, int, int, int]
-"""A file's inode, size, modification and change times (ns): what a commit changes."""
+"""A file's inode, size, modification and change times (ns); zeros for a missing file."""
+_NO_FILE: FileLook = (0, 0, 0, 0)
 Condition = tuple[str, str | tuple[str, ...] | None]
 """A WHERE fragment and its value; skipped when None, `{}` expands to one `?` per tuple item."""
 
@@ -98,15 +99,34 @@ def read_only_uri(path: Path) -> str:
     return f"file:{quote(str(path.resolve()))}?mode=ro"
 
 
+def _file_look(status: os.stat_result) -> FileLook:
+    return (status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+
+
+def _wal_look(path: Path) -> FileLook:
+    try:
+        return _file_look(os.stat(path.with_name(path.name + "-wal")))
+    except OSError:
+        return _NO_FILE
+
+
+def _last_change(look: tuple[FileLook, FileLook]) -> int:
+    return max(max(one[2:]) for one in look)
+
+
 class ServiceDatabase:
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, wall_clock_ns: Callable[[], int] = time.time_ns) -> None:
+        """`wall_clock_ns` judges whether the files have been quiet for `QUIET_NS` (file times
+        are wall-clock times); tests pass a fake one."""
         self.path = path
+        self._wall_clock_ns = wall_clock_ns
         self._connection: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None
         self._cache: dict[Hashable, Any] = {}
         self._cached_version: int | None = None
-        self._look: FileLook | None = None
-        self._look_when_asked: FileLook | None = None
+        self._look: tuple[FileLook, FileLook] | None = None
+        """The database file's look and its `-wal`'s, at the last use."""
+        self._look_when_asked: tuple[FileLook, FileLook] | None = None
         self._opened_without_write_access = False
 
     def close(self) -> None:
@@ -130,8 +150,7 @@ class ServiceDatabase:
                 if version != self._cached_version:
                     self._cache.clear()
                     self._cached_version = version
-                wal = connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-                quiet = look is not None and not wal and time.time_ns() - max(look[2:]) > QUIET_NS
+                quiet = look is not None and self._wall_clock_ns() - _last_change(look) > QUIET_NS
                 self._look_when_asked = look if quiet else None
             if len(self._cache) >= MAX_CACHED_RESULTS:
                 self._cache.clear()
@@ -160,7 +179,7 @@ class ServiceDatabase:
             self.close()
             raise DatabaseUnavailable("database file missing") from None
         identity = (status.st_dev, status.st_ino)
-        self._look = (status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+        self._look = (_file_look(status), _wal_look(self.path))
         if self._connection is None or identity != self._identity:
             self.close()
             try:
