@@ -15,14 +15,13 @@ a browser always sends one.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from starlette.responses import Response
 
 from server_stub.http import failure
-from svc_serving.loopback import is_loopback
+from svc_serving.loopback import is_loopback_address
 
 OPEN_PATHS = frozenset({"/health/live", "/health/ready"})
 WILDCARDS = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 (names, not a bind)
@@ -64,14 +63,6 @@ def allowed_hosts(
     if bound not in WILDCARDS:
         names.add(f"[{bound}]" if ":" in bound else bound)
     return frozenset(name for name in (host_name(n) for n in names) if name)
-
-
-def _is_loopback_address(name: str) -> bool:
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return is_loopback(name)
 
 
 def host_names(value: str) -> list[str]:
@@ -117,4 +108,4 @@ class HostAllowList:
 
     def _allows(self, host: str) -> bool:
         name = host_name(host)
-        return name is not None and (name in self.allowed or _is_loopback_address(name))
+        return name is not None and (name in self.allowed or is_loopback_address(name))

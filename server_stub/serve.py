@@ -20,7 +20,7 @@ def envelope_error(code: str, message: str) -> dict[str, Any]:
 
 class StubHttp(OneWriteHttpTools):
     """The fast HTTP stack, bounded, answering what it refuses with the stubs' envelope, each
-    response in one write (svc_serving.bounded.HeadWithBody)."""
+    response in one write (svc_serving.one_write.HeadWithBody)."""
 
     error_body = staticmethod(envelope_error)
     # The same words as RequestGate's 431 (server_stub.stack), whichever of the two answers.

@@ -39,7 +39,7 @@ from server_stub.service.security_log import SecurityLog
 from server_stub.service.sessions import SESSION_COOKIE, SessionStore
 from server_stub.service.settings import ServiceSettings
 from server_stub.telemetry import child, count
-from svc_serving.peer_owner import loopback_owner
+from svc_serving.peer_owner import PEER_UID, loopback_owner
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 CLIENT_KEY = "svc.client_key"
@@ -136,6 +136,9 @@ class Authenticator:
 
         def owner() -> int | None:
             nonlocal skipped
+            if PEER_UID in scope:  # asked of the kernel when the connection was accepted
+                uid = scope[PEER_UID]
+                return uid if isinstance(uid, int) else None
             if lock_check and not self.guard.has_loopback_locks:
                 skipped = True
                 return None

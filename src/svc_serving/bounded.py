@@ -10,10 +10,13 @@ What a client can hold on a server is bounded here, the same for the stubs and t
   has begun: bytes that begin none (the rest of a body the response did not wait for, blank lines)
   do not move this deadline, where any byte cancels uvicorn's keep-alive timer;
 - at most `max_connections` connections are open, at most `max_per_address` under one peer key
-  (`peer_key`: the client address, an IPv6 /64); at a cap the oldest connection that has not yet
-  sent a complete request head makes way (answered 503 and closed), and only when there is none
-  is the new one answered 503 and closed, never queued (svc_serving.admission: counted as
-  connections open and close, so admitting one costs the same however many are open);
+  (`peer_key`: the client address, an IPv6 /64, on loopback the local user owning the peer's
+  socket, asked of the kernel once when the connection is accepted and handed to the app as
+  `scope[PEER_UID]`); at a cap the oldest connection that has not yet sent a complete request
+  head makes way (answered 503 and closed), else the oldest idle one between requests (closed),
+  and only when there is neither is the new one answered 503 and closed, never queued
+  (svc_serving.admission: counted as connections open and close, so admitting one costs the
+  same however many are open);
 - a repeated `Host` or `Authorization` header is answered 400 (which one counts would be a guess
   the next hop may make differently).
 
@@ -33,14 +36,18 @@ from typing import Any
 from starlette.types import Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from svc_serving.admission import ConnectionTable, address_key
+from svc_serving.admission import ConnectionTable, peer_key
 from svc_serving.limits import ConnectionLimits
+from svc_serving.loopback import is_loopback_address
+from svc_serving.one_write import HeadWithBody
+from svc_serving.peer_owner import PEER_UID, loopback_owner
 
 MAX_HEAD_BYTES = 64 * 1024
 """The most of a request head (request line and headers) a connection may send. Larger than the
 stubs' header limit (server_stub.stack), so that a head between the two gets its 431 envelope from
 the app; small enough to bound memory per connection."""
 UNIQUE_HEADERS = (b"host", b"authorization")
+
 REFUSAL_LOG_SECONDS = 60.0
 
 
@@ -63,7 +70,7 @@ def error_body(code: str, message: str) -> dict[str, Any]:
 
 HEAD, BODY, IDLE = "head", "body", "idle"
 """What a connection's one deadline is waiting for."""
-EVICTED = "closed the oldest connection that had sent no complete request, to admit a new one"
+EVICTED = "closed the oldest connection without a request under way, to admit a new one"
 MADE_WAY = (
     "the server is at its connection cap and closed this connection, which had sent no complete "
     "request, for a newer one; retry"
@@ -105,9 +112,9 @@ class BoundedHttpTools(HttpToolsProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._head_bytes = 0
+        self._peer_uid: int | None = None
         self._reading_head = False
         self._reading_body = False
-        self._sent_a_request = False
         self._waiting_for: str | None = None
         self._deadline_at = math.inf
         self._timer: asyncio.TimerHandle | None = None
@@ -119,10 +126,13 @@ class BoundedHttpTools(HttpToolsProtocol):
 
     def peer_key(self) -> str:
         """The key this connection is counted under for `max_per_address`."""
-        return address_key(self.client)
+        return peer_key(self.client, self._peer_uid)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        client, server = self.client, self.server
+        if client and server and server[1] is not None and is_loopback_address(client[0]):
+            self._peer_uid = loopback_owner(client, (server[0], server[1]))
         admission = self._table.admit(
             self,
             self.peer_key(),
@@ -131,7 +141,7 @@ class BoundedHttpTools(HttpToolsProtocol):
         )
         for older in admission.evicted:
             self._log_refusal(EVICTED)
-            older._answer_and_close(503, "Service Unavailable", "too_many_connections", MADE_WAY)
+            older._give_way()
         if admission.refusal is not None:
             self._log_refusal(admission.refusal)
             self._answer_and_close(
@@ -163,6 +173,13 @@ class BoundedHttpTools(HttpToolsProtocol):
             )
             counts._refused_since_log = 0
             counts._refusal_logged_at = now
+
+    def _give_way(self) -> None:
+        if self._waiting_for == IDLE:
+            # Between requests: closed as the idle deadline would close it.
+            self.transport.close()
+        else:
+            self._answer_and_close(503, "Service Unavailable", "too_many_connections", MADE_WAY)
 
     def _answer_and_close(self, status: int, reason: str, code: str, message: str) -> None:
         self.transport.write(raw_response(status, reason, self.error_body(code, message)))
@@ -220,6 +237,7 @@ class BoundedHttpTools(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        self.scope[PEER_UID] = self._peer_uid  # type: ignore[literal-required]
         self._reading_head = True
         self._head_bytes = 0
         if self._waiting_for != HEAD:  # the first head's deadline runs from the connection
@@ -232,9 +250,7 @@ class BoundedHttpTools(HttpToolsProtocol):
         self._reading_head = False
         self._reading_body = True
         self._disarm()
-        if not self._sent_a_request:
-            self._sent_a_request = True
-            self._table.sent_a_request(self)
+        self._table.sent_a_request(self)
         repeated = _repeated(self.headers)
         if repeated is None:
             super().on_headers_complete()
@@ -265,8 +281,9 @@ class BoundedHttpTools(HttpToolsProtocol):
                 self._arm(HEAD, self.limits.head_timeout)
         elif self.cycle.response_complete:
             # Nothing is being answered: the idle deadline, which the rest of a body the app did
-            # not wait for cannot move.
+            # not wait for cannot move; and at a cap, this connection makes way.
             self._arm(IDLE, self.limits.idle_timeout)
+            self._table.idle(self)
         elif self._reading_body:
             # A pipelined request now runs, its body still to come.
             self._arm(BODY, self.limits.body_timeout)
@@ -330,41 +347,6 @@ def bounded_protocol(
 ) -> type[BoundedHttpTools]:
     """`base` with these limits: what a server passes to uvicorn as its `http` class."""
     return type(base.__name__, (base,), {"limits": limits})
-
-
-class HeadWithBody:
-    """A transport for one response that sends its head with the first piece of its body: one
-    write, so one system call and one packet, where uvicorn writes them one by one. Whatever
-    else the response does (close, or completing without a body, as HEAD does) sends the held
-    head first. For servers that answer with whole bodies, never a stream, so nothing waits on
-    a head."""
-
-    def __init__(self, transport: asyncio.Transport) -> None:
-        self._transport = transport
-        self._held: bytes | None = None
-        self._sent_head = False
-
-    def write(self, data: bytes) -> None:
-        if not self._sent_head and self._held is None:
-            self._held = data
-            return
-        if self._held is not None:
-            data, self._held = self._held + data, None
-        self._sent_head = True
-        self._transport.write(data)
-
-    def flush(self) -> None:
-        if self._held is not None:
-            held, self._held = self._held, None
-            self._sent_head = True
-            self._transport.write(held)
-
-    def close(self) -> None:
-        self.flush()
-        self._transport.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._transport, name)
 
 
 class OneWriteHttpTools(BoundedHttpTools):

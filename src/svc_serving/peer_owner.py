@@ -10,17 +10,20 @@ sockets, so it costs the same with ten or ten thousand connections. Netlink need
 keeps working under the process's Landlock ruleset, which does not let it read `/proc/net/tcp`.
 
 The answer is None, and the caller must not guess, when the peer is not on loopback, the socket
-is gone or is only a TIME_WAIT or request entry (the kernel reports uid 0 for those, which must
-never stand for root), netlink is unavailable (seccomp, or a systemd unit without AF_NETLINK),
+is gone or is not a full socket a process holds: a TIME_WAIT, FIN-WAIT-2 timewait or request
+entry, or an orphan its process already closed (the kernel reports uid 0 and inode 0 for those,
+which must never stand for root; any local user can leave one by closing right after a request),
+netlink is unavailable (seccomp, or a systemd unit without AF_NETLINK),
 or the owner is the overflow uid: in a user namespace of its own (systemd's PrivateUsers=) every
 user it does not map reads as 65534, so that number names nobody in particular.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 import struct
+
+from svc_serving.loopback import ip_address, is_loopback_address
 
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
@@ -35,18 +38,23 @@ _HEADER = struct.Struct("=IHHII")  # nlmsghdr: length, type, flags, sequence, po
 # inet_diag_req_v2: family, protocol, extensions, pad, states, then inet_diag_sockid: ports
 # (network order), source and destination (16 bytes each), interface, cookie (two words).
 _REQUEST = struct.Struct("=BBBBI2s2s16s16sIII")
-# inet_diag_msg up to the uid: family, state, timer, retransmits, the 48-byte id, expires,
-# rqueue, wqueue, uid.
-_REPLY = struct.Struct("=BBBB48sIIII")
+# inet_diag_msg: family, state, timer, retransmits, the 48-byte id, expires, rqueue, wqueue, uid,
+# inode (0 when no process holds the socket).
+_REPLY = struct.Struct("=BBBB48sIIIII")
 _TIMEOUT_SECONDS = 0.5
 
 Endpoint = tuple[str, int]
+LOOPBACK = "loopback"
+PEER_UID = "svc.peer_uid"
+"""The ASGI scope key where svc_serving.bounded puts the uid owning a loopback peer's socket (None:
+not loopback, or not known), looked up when the connection was accepted, while the peer's socket
+is certainly open (a request's own lookup could meet a socket its client already closed)."""
 
 
-def is_loopback_address(host: str) -> bool:
-    """True for 127.0.0.0/8, ::1 and IPv4-mapped loopback; False for anything else, names too."""
-    address = _address(host)
-    return address is not None and address.is_loopback
+def loopback_user(uid: int | None) -> str:
+    """The key a loopback peer is counted under (connections, the brute-force guard): its local
+    user, `loopback:uid=N`, or `loopback`, one key for all, when the owner is not known."""
+    return LOOPBACK if uid is None else f"{LOOPBACK}:uid={uid}"
 
 
 def loopback_owner(peer: Endpoint, local: Endpoint) -> int | None:
@@ -68,7 +76,7 @@ def loopback_owner(peer: Endpoint, local: Endpoint) -> int | None:
 
 
 def _request(peer: Endpoint, local: Endpoint) -> bytes | None:
-    peer_address, local_address = _address(peer[0]), _address(local[0])
+    peer_address, local_address = ip_address(peer[0]), ip_address(local[0])
     if peer_address is None or local_address is None:
         return None
     if peer_address.version != local_address.version:
@@ -92,17 +100,6 @@ def _request(peer: Endpoint, local: Endpoint) -> bytes | None:
     return header + body
 
 
-def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    try:
-        address = ipaddress.ip_address(host.strip("[]").partition("%")[0])
-    except ValueError:
-        return None
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        # A dual-stack listener sees an IPv4 client as ::ffff:a.b.c.d; its socket is IPv4.
-        return address.ipv4_mapped
-    return address
-
-
 def _owner(reply: bytes) -> int | None:
     if len(reply) < _HEADER.size:
         return None
@@ -112,7 +109,7 @@ def _owner(reply: bytes) -> int | None:
         return None
     if len(reply) < _HEADER.size + _REPLY.size:
         return None
-    _, state, _, _, _, _, _, _, uid = _REPLY.unpack_from(reply, _HEADER.size)
-    if state in _NOT_A_FULL_SOCKET or uid == OVERFLOW_UID:
+    _, state, _, _, _, _, _, _, uid, inode = _REPLY.unpack_from(reply, _HEADER.size)
+    if state in _NOT_A_FULL_SOCKET or inode == 0 or uid == OVERFLOW_UID:
         return None
     return int(uid)

@@ -130,6 +130,9 @@ def test_the_oldest_connection_without_a_request_makes_way_at_a_cap() -> None:
     assert table.admit(newest, "c", max_total=3, max_per_key=2).evicted == (waiting,)
     table.sent_a_request(newest)
     assert table.admit(Counted(), "d", max_total=3, max_per_key=2).refusal == TOTAL_FULL
+    # Answered and idle between requests, a connection makes way again, oldest first.
+    table.idle(newest)
+    assert table.admit(Counted(), "d", max_total=3, max_per_key=2).evicted == (newest,)
     # Closing a connection twice (evicted, then lost) counts it once.
     table.discard(first)
     table.discard(second)
@@ -182,7 +185,7 @@ def test_admitting_a_connection_never_iterates_the_open_ones() -> None:
         transports = []
         for n in range(300):
             protocol = BoundedHttpTools(config, state, {}, asyncio.get_running_loop())
-            transport = Transport((f"127.0.0.{n % 3 + 1}", 40000 + n))
+            transport = Transport((f"198.51.100.{n % 3 + 1}", 40000 + n))  # no traffic: fakes
             protocol.connection_made(transport)  # type: ignore[arg-type]
             transports.append(transport)
         return transports

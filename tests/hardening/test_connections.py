@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import resource
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -94,29 +96,103 @@ def test_a_head_that_never_ends_is_closed(server: tuple[Server, str]) -> None:
         assert closed, "a connection that never sent a byte was kept"
 
 
-def test_one_address_cannot_hold_every_connection(server: tuple[Server, str]) -> None:
+def test_answered_connections_make_way_for_a_new_one(server: tuple[Server, str]) -> None:
+    """Issue 44.1: keep-alive connections between requests are closed, oldest first, to admit a
+    new one at the cap (as nginx does); the whole loopback range is one key per local user."""
     started, ready = server
-    # Connections that have sent a request: none of them makes way for a newer one.
-    held = [served_and_held(started, "127.0.0.21", ready) for _ in range(PER_ADDRESS)]
+    held = [served_and_held(started, f"127.0.0.{21 + n}", ready) for n in range(PER_ADDRESS)]
     try:
-        with connect(started, "127.0.0.21") as excess:
-            closed, answer = closed_by_server(excess, within=HEAD_TIMEOUT / 2)
-            assert closed, "the connection over the address's cap was kept"
-            assert answer.startswith(b"HTTP/1.1 503 ")
-            assert b"too_many_connections" in answer
-        # Another address is served while the first holds all it may.
-        assert served_from(started, ready, "127.0.0.22") != 503
-        held += [served_and_held(started, "127.0.0.23", ready) for _ in range(TOTAL - PER_ADDRESS)]
-        with connect(started, "127.0.0.24") as over_total:
-            closed, answer = closed_by_server(over_total, within=HEAD_TIMEOUT / 2)
-            assert closed, "the connection over the server's total was kept"
-            assert answer.startswith(b"HTTP/1.1 503 ")
+        # The same user from yet another loopback address: one key, at its cap, and served.
+        assert served_from(started, ready, "127.0.0.29") != 503
+        closed, _ = closed_by_server(held[0], within=HEAD_TIMEOUT)
+        assert closed, "the oldest idle connection did not make way"
+        assert not closed_by_server(held[-1], within=0.2)[0], "a newer idle one was closed"
     finally:
         for sock in held:
             sock.close()
     wait_for(lambda: _served(started, ready, "127.0.0.25"), timeout=10)
     # A flood of refused connections is not a flood of log lines: one line a minute at most.
     assert started.log().count("connection(s) since the last such line") == 1
+
+
+def test_a_half_sent_head_makes_way_first(server: tuple[Server, str]) -> None:
+    """A connection whose request head is still arriving is the first to make way; only when
+    every connection of the key has a request under way is the newcomer answered 503."""
+    started, _ = server
+    busy = [connect(started, "127.0.0.31") for _ in range(PER_ADDRESS)]
+    try:
+        for sock in busy:  # half a head each: not yet a request, so these make way
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        with connect(started, "127.0.0.32") as newcomer:
+            closed, answer = closed_by_server(busy[0], within=HEAD_TIMEOUT / 2)
+            assert closed, "the oldest half-sent head did not make way"
+            assert answer.startswith(b"HTTP/1.1 503 "), answer
+            assert b"too_many_connections" in answer
+            newcomer.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+    finally:
+        for sock in busy:
+            sock.close()
+
+
+HOLD = """
+import socket, sys, time
+port, path, count = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+request = f"GET {path} HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n".encode()
+held = []
+for n in range(count):
+    try:
+        sock = socket.create_connection(("127.0.0.1", port), 5, (f"127.0.0.{2 + n % 4}", 0))
+        sock.sendall(request)
+        held.append(sock)  # the answer is never read: it waits in the socket's buffer
+    except OSError:
+        pass
+print(len(held), flush=True)
+end = time.monotonic() + float(sys.argv[4])
+while time.monotonic() < end:  # one tiny request on each, again and again: never idle long
+    for sock in held:
+        try:
+            sock.sendall(request)
+        except OSError:
+            pass
+    time.sleep(0.2)
+"""
+OTHER_UID = 4242
+
+
+def test_another_local_user_cannot_take_the_operators_connections(
+    server: tuple[Server, str], tmp_path: Path
+) -> None:
+    """Issue 44.1: another local user (uid 4242) without a credential opens three times the
+    server's connection total over 127.0.0.2-5 and keeps each busy with small requests whose
+    answers it never reads; every one of the operator's calls is still served."""
+    started, ready = server
+    port = started.base_url.rsplit(":", 1)[1]
+    home = tmp_path / "other"
+    home.mkdir()
+    hold = ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups"]
+    attacker = subprocess.Popen(
+        [*hold, sys.executable, "-I", "-c", HOLD, port, ready, str(3 * TOTAL), "20"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=home,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(home)},
+    )
+    try:
+        assert attacker.stdout is not None
+        assert int(attacker.stdout.readline()) > PER_ADDRESS, attacker.stderr
+        statuses = [_status(started, ready, "127.0.0.1") for _ in range(12)]
+    finally:
+        attacker.kill()
+        attacker.communicate()
+    assert all(status not in (503, None) for status in statuses), statuses
+
+
+def _status(server: Server, path: str, source: str) -> int | None:
+    try:
+        return served_from(server, path, source)
+    except httpx.TransportError:
+        return None
 
 
 def _served(server: Server, path: str, source: str) -> bool:

@@ -80,6 +80,38 @@ def test_another_local_user_locks_only_itself(demo_db: Path, tmp_path: Path) -> 
     assert WRONG not in log
 
 
+SEND_AND_CLOSE = """
+import os, socket, sys
+port = int(sys.argv[1])
+head = "GET /api/v1/system HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nX-API-Token: " + os.environ["TRY_TOKEN"]
+for _ in range(10):
+    sock = socket.create_connection(("127.0.0.1", port), 5)
+    sock.sendall((head + "\\r\\nX-Pad: " + "p" * 4000 + "\\r\\n\\r\\n").encode())
+    sock.close()  # gone before the answer: its end waits in FIN-WAIT-2, reported as uid 0
+"""
+
+
+def test_a_user_who_closes_before_the_answer_locks_only_itself(
+    demo_db: Path, tmp_path: Path
+) -> None:
+    """Issue 44.13: wrong tokens sent on connections closed right after the request used to be
+    charged to `loopback:uid=0` (the kernel's answer for a socket no process holds), locking root
+    out. Only a socket a process holds names its owner; one already gone by the time the server
+    accepts it counts in the shared `loopback` bucket, never as root."""
+    home = tmp_path / "other"
+    with service(demo_db, tmp_path / "closing.log") as server:
+        port = server.base_url.rsplit(":", 1)[1]
+        sent = as_other_user(
+            home, sys.executable, "-I", "-c", SEND_AND_CLOSE, port, TRY_TOKEN=WRONG
+        )
+        assert sent.returncode == 0, sent.stderr
+        assert my_status(server) == 200
+        log = stop(server)
+    events = security_events(log)
+    assert "lockout" in [e["event"] for e in events]
+    assert {e["client"] for e in events} <= {OTHER, "loopback"}
+
+
 def test_the_whole_loopback_range_is_one_address_per_user(demo_db: Path, tmp_path: Path) -> None:
     # 127.0.0.2 ... 127.0.1.101 and 127.1.0.2 ...: 300 addresses, one wrong token each.
     sources = [f"127.{n // 200}.{(n // 100) % 2}.{n % 100 + 2}" for n in range(300)]

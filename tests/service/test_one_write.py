@@ -1,4 +1,4 @@
-"""Each stub response leaves in one write (svc_serving.bounded.HeadWithBody), and a response
+"""Each stub response leaves in one write (svc_serving.one_write.HeadWithBody), and a response
 without a body (HEAD) still sends its head."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
-from svc_serving.bounded import HeadWithBody
+from svc_serving.one_write import HeadWithBody
 from tests.e2e import e2e_fixture
 from tests.service.test_e2e import start
 from tests.support import Server

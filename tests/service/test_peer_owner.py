@@ -12,7 +12,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from svc_serving.peer_owner import is_loopback_address, loopback_owner
+from svc_serving.loopback import is_loopback_address
+from svc_serving.peer_owner import loopback_owner
 from tests.support import ROOT
 
 OTHER_UID = 4242
@@ -86,6 +87,22 @@ def test_a_closed_peer_is_nobody_not_root() -> None:
             client.close()  # the client closes first: its end waits in TIME_WAIT
             accepted.recv(1)
             accepted.close()
+            assert loopback_owner(peer, local) is None
+
+
+def test_a_peer_that_closed_first_is_nobody_not_root() -> None:
+    """Issue 44.13: a client that closes right after its request, before the server answers, waits
+    in FIN-WAIT-2 as a timewait entry the kernel reports with uid 0 and inode 0, whoever made it;
+    any local user could lock root out that way. Only a socket a process holds names its owner."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        client = socket.create_connection(server.getsockname())
+        accepted, _ = server.accept()
+        with accepted:
+            peer, local = ends(accepted)
+            client.sendall(b"GET / HTTP/1.1\r\n\r\n")
+            client.close()  # the server keeps its end open: the client's waits in FIN-WAIT-2
+            assert accepted.recv(64)  # the request, then the FIN
+            assert accepted.recv(64) == b""
             assert loopback_owner(peer, local) is None
 
 
