@@ -38,7 +38,7 @@ from svc_serving.limits import ConnectionLimits
 
 MAX_HEAD_BYTES = 64 * 1024
 """The most of a request head (request line and headers) a connection may send. Larger than the
-stubs' header limit (server_stub.stack), so that a head between the two gets its 431 envelope from
+stubs' own header limit, so that a head between the two gets its 431 envelope from
 the app; small enough to bound memory per connection."""
 UNIQUE_HEADERS = (b"host", b"authorization")
 REFUSAL_LOG_SECONDS = 60.0

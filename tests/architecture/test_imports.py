@@ -227,6 +227,19 @@ def test_a_forbidden_import_would_be_found(importer: str, imported: str, found: 
         GRAPH[importer].discard(imported)
 
 
+def test_nothing_in_the_product_but_the_demo_names_the_stubs() -> None:
+    """Not by import, nor by `find_spec`, a path or a word: an install without the stubs works."""
+    naming = [
+        str(path.relative_to(ROOT))
+        for path in sorted((ROOT / "src").rglob("*"))
+        if path.is_file()
+        and path.suffix != ".pyc"
+        and not under(".".join(path.relative_to(ROOT / "src").parts), "svc_mcp.demo")
+        and "server_stub" in path.read_text(encoding="utf-8")
+    ]
+    assert naming == []
+
+
 @pytest.mark.parametrize("variable", backend_variables())
 def test_each_backend_variable_is_named_in_one_client_module(variable: str) -> None:
     naming = [
