@@ -1,6 +1,6 @@
 """The one generator of tool commands: a row becomes an argparse command whose options are the
 row's parameters, for `svc-mcp <tool>` (svc_mcp.cli.main) and `svc-portal <group> <command>`
-(portal_tools.cli) alike. Running one is `svc_mcp.cli.terminal.run_tool`.
+(svc_mcp.cli.portal) alike. Running one is `svc_mcp.cli.terminal.run_tool`.
 
 argparse, not typer: listing and calling stay free of typer's start-up cost, and a command is
 built from the row's data instead of a function signature forged for typer to read.

@@ -83,7 +83,7 @@ def _main(args: list[str]) -> None:
 
 
 def _run_portal(args: Sequence[str]) -> None:
-    from portal_tools.cli import main as portal_main
+    from svc_mcp.cli.portal import main as portal_main
 
     portal_main(args, prog_name=f"{PROG} portal")
 
