@@ -34,6 +34,7 @@ from starlette.types import Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from svc_serving.admission import ConnectionTable, address_key
+from svc_serving.contracts import SAFE_HEADERS
 from svc_serving.limits import ConnectionLimits
 
 MAX_HEAD_BYTES = 64 * 1024
@@ -42,16 +43,19 @@ stubs' own header limit, so that a head between the two gets its 431 envelope fr
 the app; small enough to bound memory per connection."""
 UNIQUE_HEADERS = (b"host", b"authorization")
 REFUSAL_LOG_SECONDS = 60.0
+_SAFE_HEAD = "".join(f"{k.lower()}: {v}\r\n" for k, v in SAFE_HEADERS.items()).encode()
 
 
 def raw_response(status: int, reason: str, body: dict[str, Any]) -> bytes:
     """A complete response carrying `body` as JSON, closing the connection."""
     content = json.dumps(body, separators=(",", ":")).encode()
     return (
-        f"HTTP/1.1 {status} {reason}\r\n".encode() + b"content-type: application/json\r\n"
-        b"cache-control: no-store\r\n"
-        b"x-content-type-options: nosniff\r\n"
-        b"content-length: " + str(len(content)).encode() + b"\r\n"
+        f"HTTP/1.1 {status} {reason}\r\n".encode()
+        + b"content-type: application/json\r\n"
+        + _SAFE_HEAD
+        + b"content-length: "
+        + str(len(content)).encode()
+        + b"\r\n"
         b"connection: close\r\n\r\n" + content
     )
 

@@ -33,10 +33,11 @@ from svc_mcp.core.errors import (
     Unreachable,
 )
 from svc_mcp.core.telemetry import BackendRequest
+from svc_serving.contracts import MAX_TARGET_BYTES
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 CONNECT_TIMEOUT_SECONDS = 5.0
-MAX_URL_CHARS = 8 * 1024
+MAX_URL_CHARS = MAX_TARGET_BYTES
 _MAX_QUOTED_CHARS = 300
 REDACTED = "[redacted]"
 LOCKOUT_HINT = "the lockout: wait retry_after seconds (the token was not checked)"
