@@ -17,7 +17,7 @@ import re
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlencode
 
 from svc_mcp.core.errors import (
@@ -143,6 +143,17 @@ def request_body(json_body: Any) -> bytes | None:
     return json.dumps(json_body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
+class Inflater(Protocol):
+    """What a decompressor of `zlib.decompressobj()` offers here (its class is private)."""
+
+    @property
+    def unconsumed_tail(self) -> bytes: ...
+
+    def decompress(self, data: bytes, max_length: int = 0, /) -> bytes: ...
+
+    def flush(self, length: int = 16384, /) -> bytes: ...
+
+
 class BodyReader:
     """Collects an answer's body as it streams, refused past the backend's `max_answer_bytes`
     once decoded.
@@ -157,7 +168,7 @@ class BodyReader:
         self._chunks: list[bytes] = []
         self._size = 0
         coding = (content_encoding or "identity").strip().lower()
-        self._inflater: zlib._Decompress | None = None
+        self._inflater: Inflater | None = None
         if coding in ("gzip", "x-gzip", "deflate"):
             # 47: a zlib or gzip header, detected; deflate servers send zlib-wrapped data.
             self._inflater = zlib.decompressobj(wbits=47)
