@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from svc_mcp.cli.commands import Commands, add_tool_command, arguments, formatter
+from svc_mcp.cli.commands import Commands, add_tool_command, arguments
 from svc_mcp.cli.listing import print_json, print_table
 from svc_mcp.cli.suggestions import near_options
 from svc_mcp.core.errors import Misconfigured
@@ -34,6 +34,7 @@ from svc_mcp.core.settings import (
 )
 from svc_mcp.core.toolspec import ToolSpec
 from svc_mcp.tools.table import TOOLS, TOOLSETS, parse_tool_names, parse_toolsets, select_tools
+from svc_serving.help_style import argparse_formatter
 
 if TYPE_CHECKING:
     import asyncio
@@ -233,7 +234,7 @@ def _parser() -> argparse.ArgumentParser:
         "Exit codes, the gateway and every host: https://github.com/svc-mcp/svc-mcp#readme\n"
         "(README.md, docs/mcp.md and install/README.md in a checkout).",
         # The epilog's lines as written: argparse would break the URL at a hyphen.
-        formatter_class=formatter,
+        formatter_class=argparse_formatter,
     )
     parser.add_argument("-V", "--version", action="store_true", help="print the version and exit")
     _add_selection(parser, defaults=True)
