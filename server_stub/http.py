@@ -20,14 +20,13 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from svc_serving.contracts import MAX_BODY_BYTES, SAFE_HEADERS
+
 log = logging.getLogger("server_stub")
 
-MAX_BODY_BYTES = 64 * 1024
 MAX_HEADER_BYTES = 8 * 1024
-MAX_TARGET_BYTES = 8 * 1024
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
-SAFE_HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 
 Clock = Callable[[], float]
 """Seconds since the epoch. Injected wherever time matters so tests never sleep."""

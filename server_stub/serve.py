@@ -11,6 +11,7 @@ from starlette.types import ASGIApp
 
 from server_stub.http import MAX_HEADER_BYTES
 from svc_serving.bounded import BoundedHttpTools, OneWriteHttpTools, bounded_protocol
+from svc_serving.fence import skip_caller_lookup
 from svc_serving.limits import serving_limits
 
 
@@ -41,7 +42,7 @@ def plain_log_lines(logger: logging.Logger) -> None:
     handler.setFormatter(logging.Formatter("%(message)s"))
     logger.handlers[:] = [handler]
     logger.setLevel(logging.INFO)
-    logging._srcfile = None  # no caller frame lookup per record
+    skip_caller_lookup()
     logging.logThreads = False
     logging.logProcesses = False
     logging.logMultiprocessing = False

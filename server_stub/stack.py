@@ -23,12 +23,12 @@ from server_stub import access_log, telemetry
 from server_stub.hosts import HostAllowList
 from server_stub.http import (
     MAX_HEADER_BYTES,
-    MAX_TARGET_BYTES,
     ApiError,
     envelope_exception_handlers,
     failure,
 )
 from server_stub.routing import direct_app
+from svc_serving.contracts import MAX_TARGET_BYTES
 
 
 def stub_app(

@@ -24,12 +24,13 @@ from typing import Any
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from svc_serving.contracts import REQUEST_ID_PATTERN
 from svc_serving.otel_settings import configured, install_providers, sampler_named
 
 TRACE_ID_KEY = "svc.trace_id"
 """Where the request span's trace id waits in the ASGI scope for the access line."""
 
-_REQUEST_ID = re.compile(rb"[0-9a-f]{16,32}")
+_REQUEST_ID = re.compile(REQUEST_ID_PATTERN.encode())
 _TRACEPARENT = re.compile(rb"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-([0-9a-f]{2})")
 _NOTHING: AbstractContextManager[None] = nullcontext()
 _tracer: Any = None

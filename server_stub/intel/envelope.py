@@ -18,9 +18,10 @@ from typing import Annotated, Any, Literal
 import rfc8785
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from svc_serving.contracts import INTEL_SCHEMA_TAG
 from svc_serving.secrets_check import guessable
 
-SCHEMA_TAG = "svc.intel.v1"
+SCHEMA_TAG = INTEL_SCHEMA_TAG
 MIN_KEY_BYTES = 32
 MAX_CLOCK_SKEW = timedelta(minutes=5)
 MAX_AGE_WITHOUT_EXPIRY = timedelta(hours=24)

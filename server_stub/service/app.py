@@ -7,7 +7,7 @@ import time
 from starlette.applications import Starlette
 
 from server_stub.hosts import HostAllowList, allowed_hosts
-from server_stub.http import MAX_BODY_BYTES, Clock
+from server_stub.http import Clock
 from server_stub.openapi import openapi_route
 from server_stub.service import openapi
 from server_stub.service.auth import Authenticator
@@ -17,6 +17,7 @@ from server_stub.service.passkeys import PasskeyRoutes
 from server_stub.service.routes import ServiceRoutes
 from server_stub.service.settings import ServiceSettings
 from server_stub.stack import stub_app
+from svc_serving.contracts import MAX_BODY_BYTES
 
 
 def create_app(

@@ -27,6 +27,7 @@ from server_stub.service.intake import IntelIntake, parse_envelope
 from server_stub.service.query import IDENTIFIER, PAGING, QueryReader, bad_request
 from server_stub.service.sessions import SESSION_COOKIE
 from server_stub.service.storage import StorageFault, corrupt
+from svc_serving.contracts import SAFE_HEADERS
 
 ORDER_STATUSES = ("new", "partially_filled", "filled", "cancelled", "rejected")
 OPEN_ORDER_STATUSES = ("new", "partially_filled")
@@ -38,10 +39,9 @@ SHELL_CSP = (
     "img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 
-# The JSON envelope carries no-store and nosniff already (server_stub.http); the pages add more.
+# The JSON envelope's safe headers, and more for the pages.
 PAGE_HEADERS = {
-    "Cache-Control": "no-store",
-    "X-Content-Type-Options": "nosniff",
+    **SAFE_HEADERS,
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
 }

@@ -20,20 +20,23 @@ What a client can hold on a server is bounded here, the same for the stubs and t
 - a repeated `Host` or `Authorization` header is answered 400 (which one counts would be a guess
   the next hop may make differently).
 
-This is the one module that uses uvicorn's internals (its httptools protocol class): uvicorn has no
-setting that bounds an httptools request head. tests/architecture/test_fences.py asserts what it
+This is the one module that uses uvicorn's internals (its httptools protocol class: uvicorn has no
+setting that bounds an httptools request head; and its server's signal capture, for the gateway's
+quiet stop). tests/architecture/test_fences.py asserts what it
 relies on, and pyproject.toml pins uvicorn to the releases those tests ran on.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
 import math
+import signal
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
-from starlette.types import Receive, Scope, Send
+import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from svc_serving.admission import ConnectionTable, peer_key
@@ -41,26 +44,13 @@ from svc_serving.limits import ConnectionLimits
 from svc_serving.loopback import is_loopback_address
 from svc_serving.one_write import HeadWithBody
 from svc_serving.peer_owner import PEER_UID, loopback_owner
+from svc_serving.refusals import raw_response, refusing, repeated_header
 
 MAX_HEAD_BYTES = 64 * 1024
 """The most of a request head (request line and headers) a connection may send. Larger than the
-stubs' header limit (server_stub.stack), so that a head between the two gets its 431 envelope from
+stubs' own header limit, so that a head between the two gets its 431 envelope from
 the app; small enough to bound memory per connection."""
-UNIQUE_HEADERS = (b"host", b"authorization")
-
 REFUSAL_LOG_SECONDS = 60.0
-
-
-def raw_response(status: int, reason: str, body: dict[str, Any]) -> bytes:
-    """A complete response carrying `body` as JSON, closing the connection."""
-    content = json.dumps(body, separators=(",", ":")).encode()
-    return (
-        f"HTTP/1.1 {status} {reason}\r\n".encode() + b"content-type: application/json\r\n"
-        b"cache-control: no-store\r\n"
-        b"x-content-type-options: nosniff\r\n"
-        b"content-length: " + str(len(content)).encode() + b"\r\n"
-        b"connection: close\r\n\r\n" + content
-    )
 
 
 def error_body(code: str, message: str) -> dict[str, Any]:
@@ -251,14 +241,14 @@ class BoundedHttpTools(HttpToolsProtocol):
         self._reading_body = True
         self._disarm()
         self._table.sent_a_request(self)
-        repeated = _repeated(self.headers)
+        repeated = repeated_header(self.headers)
         if repeated is None:
             super().on_headers_complete()
             return
         # The request is answered 400 by uvicorn's own cycle, so pipelining and the body that
         # may follow are handled as for any other request.
         app = self.app
-        self.app = _refusing(self.error_body("bad_request", f"the {repeated} header is repeated"))
+        self.app = refusing(self.error_body("bad_request", f"the {repeated} header is repeated"))
         try:
             super().on_headers_complete()
         finally:
@@ -311,37 +301,6 @@ class BoundedHttpTools(HttpToolsProtocol):
             )
 
 
-def _repeated(headers: list[tuple[bytes, bytes]]) -> str | None:
-    """The first of UNIQUE_HEADERS seen twice, in one pass over the headers."""
-    seen: set[bytes] = set()
-    for key, _ in headers:
-        if key in UNIQUE_HEADERS:
-            if key in seen:
-                return key.decode().title()
-            seen.add(key)
-    return None
-
-
-def _refusing(body: dict[str, Any]) -> Any:
-    content = json.dumps(body, separators=(",", ":")).encode()
-
-    async def refuse(scope: Scope, receive: Receive, send: Send) -> None:
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 400,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(content)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": content})
-
-    return refuse
-
-
 def bounded_protocol(
     base: type[BoundedHttpTools], limits: ConnectionLimits
 ) -> type[BoundedHttpTools]:
@@ -369,3 +328,22 @@ class OneWriteHttpTools(BoundedHttpTools):
             completed()
 
         cycle.on_response = on_response
+
+
+class StopOnSignalServer(uvicorn.Server):
+    """A uvicorn server whose stop on SIGINT or SIGTERM is the end of the service: the signals
+    start the graceful stop, as uvicorn's own handler does, and are not raised again after it
+    (uvicorn re-raises them once stopped: exit 143 and a traceback). uvicorn offers no setting
+    for it, so its `capture_signals` is replaced (tests/architecture/test_fences.py)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in STOP_SIGNALS}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)

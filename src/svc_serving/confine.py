@@ -26,6 +26,7 @@ from functools import cache
 from pathlib import Path
 from typing import NoReturn
 
+from svc_serving.confine_line import CONFINED
 from svc_serving.confine_paths import runtime_paths, shared_write_scope
 from svc_serving.socket_filter import FilterUnavailable, install_socket_filter, sockets_left
 
@@ -256,7 +257,7 @@ def describe(policy: Policy, abi: int) -> str:
     missing = missing_with(abi)
     gaps = f"; ABI {abi} cannot restrict: {', '.join(missing)}" if missing else ""
     return (
-        f"{policy.process}: confined (Landlock ABI {abi}, no_new_privs, seccomp): "
+        f"{policy.process}: {CONFINED} (Landlock ABI {abi}, no_new_privs, seccomp): "
         f"{policy.summary()}{gaps}"
     )
 

@@ -5,7 +5,10 @@ command someone copies."""
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 UNWRAPPED = 100_000
 """A line width no help text reaches."""
@@ -28,3 +31,11 @@ def typer_style() -> dict[str, Any]:
 def argparse_width() -> int | None:
     """The width argparse formats help to: the terminal's on one (None), else unwrapped."""
     return None if on_terminal() else UNWRAPPED
+
+
+def argparse_formatter(prog: str) -> argparse.HelpFormatter:
+    """The `formatter_class` of every argparse command line: descriptions as written; options to
+    the terminal's width, or unwrapped when piped."""
+    import argparse
+
+    return argparse.RawDescriptionHelpFormatter(prog, width=argparse_width())

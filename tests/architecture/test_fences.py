@@ -11,25 +11,39 @@ request cycle a transport that sends the head with the body, and flushes it from
 `on_response`. The pin in pyproject.toml keeps uvicorn to
 the releases these tests ran on.
 
+The gateway's quiet stop (also in `svc_serving.bounded`) replaces uvicorn's `Server.capture_signals`,
+a context manager around serving that installs its signal handlers.
+
 starlette (fence: `server_stub.routing`): `DirectRouter` subclasses `Router`, overrides its ASGI
 entry `app` (falling back to `super().app`), reads `Route.param_convertors`, `path_regex`,
 `matches` and `handle`, and replaces the router `Starlette` builds; the bound in pyproject.toml
 keeps Starlette to the releases these tests ran on.
+
+The small reaches (fence: `svc_serving.fence`): argparse's list of a parser's actions and option
+strings and its subparsers action; http.client's `_create_connection` hook, through which
+`connect()` opens its socket; logging's `_srcfile` switch; httpx's optional `_main` module.
 """
 
 from __future__ import annotations
 
+import argparse
+import http.client
 import inspect
+import logging
+import socket
 from collections.abc import Callable
 from importlib.metadata import version
 from typing import Any
 
+import httpx
 import pytest
+import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import Route, Router
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
-from svc_serving.bounded import BoundedHttpTools
+from svc_serving import fence
+from svc_serving.bounded import BoundedHttpTools, StopOnSignalServer
 
 HOOKS: dict[str, list[str]] = {
     "connection_made": ["self", "transport"],
@@ -122,4 +136,67 @@ def test_starlettes_router_keeps_what_the_direct_router_relies_on() -> None:
     assert parameters(Route.handle) == ["self", "scope", "receive", "send"], where
     assert "self.router" in inspect.getsource(Starlette.build_middleware_stack), (
         f"{where}: Starlette no longer routes through its `router` attribute"
+    )
+
+
+def test_uvicorns_server_keeps_the_signal_capture_the_quiet_stop_replaces() -> None:
+    where = f"uvicorn {version('uvicorn')}"
+    assert parameters(uvicorn.Server.capture_signals) == ["self"], where
+    assert parameters(uvicorn.Server.handle_exit) == ["self", "sig", "frame"], where
+    assert "with self.capture_signals()" in inspect.getsource(uvicorn.Server.serve), (
+        f"{where}: Server.serve no longer serves inside capture_signals"
+    )
+    assert issubclass(StopOnSignalServer, uvicorn.Server)
+
+
+def test_argparse_keeps_what_the_fence_reads_of_a_parser() -> None:
+    parser = argparse.ArgumentParser(prog="p")
+    parser.add_argument("--json", "-j", action="store_true")
+    commands = parser.add_subparsers()
+    tools = commands.add_parser("tools")
+    tools.add_argument("--toolsets")
+    assert fence.subcommands(parser) == {"tools": tools}
+    assert fence.own_options(parser) == ["-h", "--help", "--json", "-j"]
+    assert fence.own_options(tools) == ["-h", "--help", "--toolsets"]
+
+
+def test_http_client_opens_its_socket_through_the_hook() -> None:
+    opened = []
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+
+        def create(address: tuple[str, int], timeout: float, source: object) -> socket.socket:
+            opened.append((address, timeout))
+            return socket.create_connection(listener.getsockname())
+
+        connection = http.client.HTTPConnection("svc.invalid", 8080, timeout=3)
+        fence.connect_with(connection, create)
+        try:
+            connection.connect()
+            assert opened == [(("svc.invalid", 8080), 3)]
+            assert connection.sock is not None
+        finally:
+            connection.close()
+
+
+def test_logging_skips_the_caller_lookup_at_the_switch() -> None:
+    kept = logging._srcfile
+    logger = logging.getLogger("fence-test")
+    seen: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = seen.append  # type: ignore[method-assign]
+    logger.addHandler(handler)
+    try:
+        logger.warning("looked up")
+        fence.skip_caller_lookup()
+        logger.warning("not looked up")
+    finally:
+        logging._srcfile = kept
+        logger.removeHandler(handler)
+    assert [record.pathname for record in seen] == [__file__, "(unknown file)"]
+
+
+def test_httpx_falls_back_when_its_command_line_cannot_be_imported() -> None:
+    source = inspect.getsource(httpx)
+    assert "from ._main import main\nexcept ImportError" in source, (
+        f"httpx {version('httpx')} no longer treats its command line as optional"
     )

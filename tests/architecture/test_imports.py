@@ -69,14 +69,14 @@ def imports_of(name: str, path: Path) -> Iterator[str]:
 GRAPH = {name: set(imports_of(name, path)) for name, path in MODULES.items()}
 
 
-def find_cycle() -> list[str] | None:
+def find_cycle(graph: dict[str, set[str]] = GRAPH) -> list[str] | None:
     state: dict[str, str] = {}
     stack: list[str] = []
 
     def visit(node: str) -> list[str] | None:
         state[node] = "open"
         stack.append(node)
-        for target in sorted(GRAPH[node]):
+        for target in sorted(graph[node]):
             if state.get(target) == "open":
                 return [*stack[stack.index(target) :], target]
             if target not in state and (cycle := visit(target)):
@@ -85,7 +85,7 @@ def find_cycle() -> list[str] | None:
         stack.pop()
         return None
 
-    for node in sorted(GRAPH):
+    for node in sorted(graph):
         if node not in state and (cycle := visit(node)):
             return cycle
     return None
@@ -98,6 +98,35 @@ def test_the_graph_was_read() -> None:
 
 def test_no_import_cycles() -> None:
     assert find_cycle() is None, " -> ".join(find_cycle() or [])
+
+
+def folder_of(module: str) -> str:
+    """The folder a module sits in, as a drawing of the house shows rooms: each top-level package,
+    and each folder (or loose module) of `svc_mcp`."""
+    parts = module.split(".")
+    return ".".join(parts[:2] if parts[0] == "svc_mcp" and len(parts) > 1 else parts[:1])
+
+
+def folder_graph() -> dict[str, set[str]]:
+    folders: dict[str, set[str]] = {folder_of(name): set() for name in GRAPH}
+    for name, targets in GRAPH.items():
+        folders[folder_of(name)] |= {folder_of(t) for t in targets} - {folder_of(name)}
+    return folders
+
+
+def test_no_folder_imports_one_that_imports_it_back() -> None:
+    """Every arrow between folders points down: no folder imports, through any of its modules,
+    a folder that imports it back (no arrow up a floor, no circle of folders), also where each
+    module of a folder keeps its part's rules (`portal_tools` once held the `svc-portal` CLI)."""
+    assert find_cycle(folder_graph()) is None, " -> ".join(find_cycle(folder_graph()) or [])
+
+
+def test_an_arrow_back_up_would_be_found() -> None:
+    GRAPH["portal_tools.tools"].add("svc_mcp.cli.commands")
+    try:
+        assert find_cycle(folder_graph()) is not None
+    finally:
+        GRAPH["portal_tools.tools"].discard("svc_mcp.cli.commands")
 
 
 def test_a_cycle_would_be_found() -> None:
@@ -164,7 +193,7 @@ def test_the_parts_table_was_read() -> None:
     assert {"core", "tools", "serve", "hosts", "demo", "cli", "shared", "stubs"} == set(PARTS)
     assert PARTS["stubs"].may_import == {"shared"}
     assert part_of("svc_mcp.hosts.doctor") == "hosts"
-    assert part_of("portal_tools.cli") == "cli"
+    assert part_of("svc_mcp.cli.portal") == "cli"
     assert part_of("portal_tools.tools") == "tools"
     for part in PARTS.values():
         assert part.may_import <= set(PARTS), part.name
@@ -225,6 +254,19 @@ def test_a_forbidden_import_would_be_found(importer: str, imported: str, found: 
         assert forbidden_imports() == [f"{importer} {found}"]
     finally:
         GRAPH[importer].discard(imported)
+
+
+def test_nothing_in_the_product_but_the_demo_names_the_stubs() -> None:
+    """Not by import, nor by `find_spec`, a path or a word: an install without the stubs works."""
+    naming = [
+        str(path.relative_to(ROOT))
+        for path in sorted((ROOT / "src").rglob("*"))
+        if path.is_file()
+        and path.suffix != ".pyc"
+        and not under(".".join(path.relative_to(ROOT / "src").parts), "svc_mcp.demo")
+        and "server_stub" in path.read_text(encoding="utf-8")
+    ]
+    assert naming == []
 
 
 @pytest.mark.parametrize("variable", backend_variables())

@@ -17,6 +17,9 @@ from server_stub.intel.envelope import format_time, key_bytes, sign, signature
 from server_stub.service.app import create_app
 from server_stub.service.demo_data import write_demo_database
 from server_stub.service.settings import ServiceSettings
+from svc_mcp.core.connection import request_body
+from svc_mcp.core.errors import InvalidArgument
+from svc_mcp.tools.service import INTEL_MAX_BYTES, check_envelope
 
 TOKEN = "intake-test-token-" + "t" * 20
 SECRET = "intake-test-key-" + "k" * 20
@@ -239,3 +242,21 @@ def test_a_short_key_refuses_start_up(tmp_path: Path) -> None:
     with pytest.raises(StartupRefused, match="at least 32 bytes") as caught:
         load_settings(api_token=TOKEN, intel_hmac="short-key", db_path=tmp_path / "x.db")
     assert "short-key" not in str(caught.value)
+
+
+def test_the_intake_takes_every_envelope_the_client_lets_through(make_client: MakeClient) -> None:
+    """The client's check passes an envelope of exactly its cap (as JSON) and refuses one byte
+    more; the intake reads the first (a bad signature, not a size) and refuses the second as too
+    large: lowering either side's cap fails this."""
+    client = make_client()
+    draft = {"schema": "svc.intel.v1", "sig": "x", "body": {"text": ""}}
+    room = INTEL_MAX_BYTES - len(request_body(draft) or b"")
+    largest = draft | {"body": {"text": "x" * room}}
+    check_envelope({"envelope": largest})
+    assert len(request_body(largest) or b"") == INTEL_MAX_BYTES
+    over = draft | {"body": {"text": "x" * (room + 1)}}
+    with pytest.raises(InvalidArgument, match="at most 64 KiB"):
+        check_envelope({"envelope": over})
+    assert post(client, request_body(largest)).status_code == 400
+    refused = post(client, request_body(over))
+    assert (refused.status_code, refused.json()["error"]["code"]) == (413, "payload_too_large")

@@ -130,6 +130,27 @@ def test_help_piped_is_plain_and_unwrapped() -> None:
     assert "svc-stub intel sign --file draft.json" in done[7].stdout
 
 
+ARGPARSE_LINES = {
+    "svc-mcp": ([SVC_MCP, "--help"], "MCP tools for the service portal"),
+    "svc-mcp demo": ([SVC_MCP, "demo", "--help"], "Start the portal and data service stubs"),
+    "svc-portal": ([SVC_PORTAL, "--help"], "Read the portal's API"),
+}
+"""The argparse command lines, with how each description begins."""
+
+
+def test_the_argparse_command_lines_look_alike_piped() -> None:
+    """One formatter for all (svc_serving.help_style.argparse_formatter): the same sections, and
+    each description on one line, however long (the demo's was wrapped at 80 columns)."""
+    done = run_commands([(command, {}) for command, _ in ARGPARSE_LINES.values()])
+    for (prog, (_, opening)), result in zip(ARGPARSE_LINES.items(), done, strict=True):
+        lines = result.stdout.splitlines()
+        assert lines[0].startswith(f"usage: {prog} [-h]"), prog
+        (description,) = [line for line in lines if line.startswith(opening)]
+        assert description.endswith("."), (prog, description)  # not cut at the width
+        assert "options:" in lines, prog
+        assert any(re.match(r"  -h, --help +show this help message and exit$", x) for x in lines)
+
+
 def test_help_on_a_terminal_is_rich_and_flags_show_no_value() -> None:
     controller, terminal = pty.openpty()
     process = subprocess.Popen(

@@ -21,9 +21,9 @@ import pytest
 from mcp import ClientSession
 from mcp.types import CallToolResult, ListToolsResult
 
-from portal_tools import cli as svc_portal_cli
 from portal_tools.tools import ANYONE, AUDITOR, PORTAL_TOOLS
 from svc_mcp.cli import main as svc_mcp_cli
+from svc_mcp.cli import portal as svc_portal_cli
 from svc_mcp.core.toolspec import ToolSpec
 from svc_mcp.tools.table import TOOLS
 from tests.mcp.conftest import (

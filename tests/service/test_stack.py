@@ -20,6 +20,8 @@ from server_stub.portal.demo_data import write_demo_data
 from server_stub.routing import DirectRouter
 from server_stub.service.app import create_app as create_service
 from server_stub.service.settings import ServiceSettings
+from svc_mcp.core.connection import MAX_URL_CHARS, Connection
+from svc_mcp.core.errors import BadRequest
 from tests.service.conftest import TOKEN
 
 METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE")
@@ -149,3 +151,21 @@ def test_refusals_still_come_from_the_gate_in_order(demo_db: Path) -> None:
     )
     assert too_big.status_code == 413
     assert too_big.json()["error"]["code"] == "payload_too_large"
+
+
+def test_the_stub_takes_every_url_the_client_sends(demo_db: Path) -> None:
+    """The client builds URLs up to its cap and refuses longer ones before sending; the stub takes
+    the longest and refuses a target past its own cap (which leaves out the `?`): lowering either
+    side's cap fails this."""
+    settings = ServiceSettings(api_token=TOKEN, db_path=demo_db)  # type: ignore[call-arg]
+    client = TestClient(create_service(settings), base_url="http://localhost")
+    connection = Connection("the service", "", "X", "t", "T")
+    room = MAX_URL_CHARS - len("/api/v1/system?q=")
+    longest = connection.url("/api/v1/system", {"q": "q" * room})
+    assert len(longest) == MAX_URL_CHARS
+    with pytest.raises(BadRequest):
+        connection.url("/api/v1/system", {"q": "q" * (room + 1)})
+    # Past the gate's limits, at the token check; the stub leaves the `?` out of its count.
+    assert client.get(longest).status_code == 401
+    assert client.get(longest + "q").status_code == 401
+    assert client.get(longest + "qq").status_code == 414

@@ -1,6 +1,6 @@
 """The one generator of tool commands: a row becomes an argparse command whose options are the
 row's parameters, for `svc-mcp <tool>` (svc_mcp.cli.main) and `svc-portal <group> <command>`
-(portal_tools.cli) alike. Running one is `svc_mcp.cli.terminal.run_tool`.
+(svc_mcp.cli.portal) alike. Running one is `svc_mcp.cli.terminal.run_tool`.
 
 argparse, not typer: listing and calling stay free of typer's start-up cost, and a command is
 built from the row's data instead of a function signature forged for typer to read.
@@ -14,7 +14,7 @@ from typing import Any
 
 from svc_mcp.core.toolspec import ToolSpec
 from svc_mcp.tools.service import INTEL_MAX_BYTES
-from svc_serving.help_style import argparse_width
+from svc_serving.help_style import argparse_formatter
 
 MAX_FILE_BYTES = INTEL_MAX_BYTES
 SPEC = "tool_spec"
@@ -33,7 +33,7 @@ def add_tool_command(commands: Commands, name: str, spec: ToolSpec) -> argparse.
         description=spec.description,
         epilog=_EPILOGS.get(spec.name),
         # The description as written: a command in the text stays whole.
-        formatter_class=formatter,
+        formatter_class=argparse_formatter,
     )
     command.set_defaults(**{SPEC: spec})
     command.add_argument(
@@ -62,11 +62,6 @@ _EPILOGS = {
     "submit_intel": "The envelope comes from whoever holds the signing key, e.g. `svc-stub intel "
     "sign --file draft.json` with SERVICE_INTEL_HMAC set there (never in svc-mcp's environment).",
 }
-
-
-def formatter(prog: str) -> argparse.HelpFormatter:
-    """Descriptions as written; options to the terminal's width, or unwrapped when piped."""
-    return argparse.RawDescriptionHelpFormatter(prog, width=argparse_width())
 
 
 def _json_file(source: str) -> object:

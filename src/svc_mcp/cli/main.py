@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from svc_mcp.cli.commands import add_tool_command, arguments, formatter
+from svc_mcp.cli.commands import Commands, add_tool_command, arguments
 from svc_mcp.cli.listing import print_json, print_table
 from svc_mcp.cli.suggestions import near_options
 from svc_mcp.core.errors import Misconfigured
@@ -34,6 +34,7 @@ from svc_mcp.core.settings import (
 )
 from svc_mcp.core.toolspec import ToolSpec
 from svc_mcp.tools.table import TOOLS, TOOLSETS, parse_tool_names, parse_toolsets, select_tools
+from svc_serving.help_style import argparse_formatter
 
 if TYPE_CHECKING:
     import asyncio
@@ -83,7 +84,7 @@ def _main(args: list[str]) -> None:
 
 
 def _run_portal(args: Sequence[str]) -> None:
-    from portal_tools.cli import main as portal_main
+    from svc_mcp.cli.portal import main as portal_main
 
     portal_main(args, prog_name=f"{PROG} portal")
 
@@ -103,7 +104,7 @@ def _run_setup(args: Sequence[str]) -> None:
     setup_main(args, prog_name=PROG)
 
 
-def _add_setup_commands(commands: argparse._SubParsersAction[_SuggestingParser]) -> None:
+def _add_setup_commands(commands: Commands) -> None:
     for name, help_text in SETUP_COMMANDS.items():
         command = commands.add_parser(name, help=help_text, add_help=False)
         command.add_argument("setup_args", nargs=argparse.REMAINDER, action=_SetupFirst)
@@ -127,7 +128,7 @@ def _run_demo(args: Sequence[str]) -> None:
     demo_main(args)
 
 
-def _add_demo_command(commands: argparse._SubParsersAction[_SuggestingParser]) -> None:
+def _add_demo_command(commands: Commands) -> None:
     command = commands.add_parser(
         "demo", help="run the stubs and drive svc-mcp over stdio", add_help=False
     )
@@ -157,15 +158,15 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
     import asyncio
     import gc
 
+    from svc_serving.fence import skip_httpx_command_line
+
     # Start-up makes the SDK's hundreds of pydantic models, which all live as long as the
     # process: collecting while they are made costs CPU and frees nothing (a fifth of a stdio
     # server's start-up, bench/stdio_startup.py). The collector waits until they are made, then
     # leaves them out of its passes for good (`gc.freeze`).
     gc.disable()
-    # httpx imports its own command line (click, rich, pygments: 3 MB and tens of milliseconds)
-    # whenever rich is installed, as it is for `doctor`; httpx falls back to a stub when that
-    # module cannot be imported, and no serving process runs httpx's command line.
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+    # rich is installed (for `doctor`), so httpx would import its own command line.
+    skip_httpx_command_line()
     if not options.http:
         from svc_mcp.serve.confinement import confine_stdio_server
         from svc_mcp.serve.server import serve_stdio
@@ -233,7 +234,7 @@ def _parser() -> argparse.ArgumentParser:
         "Exit codes, the gateway and every host: https://github.com/svc-mcp/svc-mcp#readme\n"
         "(README.md, docs/mcp.md and install/README.md in a checkout).",
         # The epilog's lines as written: argparse would break the URL at a hyphen.
-        formatter_class=formatter,
+        formatter_class=argparse_formatter,
     )
     parser.add_argument("-V", "--version", action="store_true", help="print the version and exit")
     _add_selection(parser, defaults=True)

@@ -6,14 +6,14 @@ import argparse
 import difflib
 import re
 
+from svc_serving.fence import own_options, subcommands
+
 
 def option_strings(parser: argparse.ArgumentParser) -> list[str]:
     """Every option of `parser` and of its commands (a tool's own options are its command's)."""
-    found = list(parser._option_string_actions)
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for command in action.choices.values():
-                found += [name for name in option_strings(command) if name not in found]
+    found = own_options(parser)
+    for command in subcommands(parser).values():
+        found += [name for name in option_strings(command) if name not in found]
     return found
 
 
@@ -33,12 +33,7 @@ def near_commands(message: str, parser: argparse.ArgumentParser) -> str:
     typed = re.match(r"argument <command>: invalid choice: '([^']*)'", message)
     if typed is None:
         return message
-    names = [
-        name
-        for action in parser._actions
-        if isinstance(action, argparse._SubParsersAction)
-        for name in action.choices
-    ]
+    names = list(subcommands(parser))
     near = difflib.get_close_matches(typed[1], names, n=3)
     guess = f"; did you mean {' or '.join(near)}?" if near else f" (one of {', '.join(names)})"
     return f"no command {typed[1]!r}{guess}"

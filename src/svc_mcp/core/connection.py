@@ -17,7 +17,7 @@ import re
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlencode
 
 from svc_mcp.core.errors import (
@@ -33,10 +33,11 @@ from svc_mcp.core.errors import (
     Unreachable,
 )
 from svc_mcp.core.telemetry import BackendRequest
+from svc_serving.contracts import MAX_TARGET_BYTES
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 CONNECT_TIMEOUT_SECONDS = 5.0
-MAX_URL_CHARS = 8 * 1024
+MAX_URL_CHARS = MAX_TARGET_BYTES
 _MAX_QUOTED_CHARS = 300
 REDACTED = "[redacted]"
 LOCKOUT_HINT = "the lockout: wait retry_after seconds (the token was not checked)"
@@ -142,6 +143,17 @@ def request_body(json_body: Any) -> bytes | None:
     return json.dumps(json_body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
+class Inflater(Protocol):
+    """What a decompressor of `zlib.decompressobj()` offers here (its class is private)."""
+
+    @property
+    def unconsumed_tail(self) -> bytes: ...
+
+    def decompress(self, data: bytes, max_length: int = 0, /) -> bytes: ...
+
+    def flush(self, length: int = 16384, /) -> bytes: ...
+
+
 class BodyReader:
     """Collects an answer's body as it streams, refused past the backend's `max_answer_bytes`
     once decoded.
@@ -156,7 +168,7 @@ class BodyReader:
         self._chunks: list[bytes] = []
         self._size = 0
         coding = (content_encoding or "identity").strip().lower()
-        self._inflater: zlib._Decompress | None = None
+        self._inflater: Inflater | None = None
         if coding in ("gzip", "x-gzip", "deflate"):
             # 47: a zlib or gzip header, detected; deflate servers send zlib-wrapped data.
             self._inflater = zlib.decompressobj(wbits=47)

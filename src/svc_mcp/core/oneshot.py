@@ -29,6 +29,7 @@ from svc_mcp.core.connection import (
 )
 from svc_mcp.core.settings import ca_file, timeout_seconds
 from svc_mcp.core.telemetry import BackendRequest
+from svc_serving.fence import connect_with
 
 _CHUNK_BYTES = 64 * 1024
 
@@ -55,7 +56,7 @@ def fetch_once(
     conn = _open(url.scheme, url.netloc, min(limit, CONNECT_TIMEOUT_SECONDS))
     # The name is resolved within the call's deadline too: the resolver has no timeout of its
     # own that we set, and a silent DNS server would hold the call for its retries (10 s).
-    conn._create_connection = _connector(deadline, limit)  # type: ignore[attr-defined]
+    connect_with(conn, _connector(deadline, limit))
     try:
         conn.connect()
     except _NameTimeout as exc:

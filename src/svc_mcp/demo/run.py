@@ -41,6 +41,7 @@ from svc_mcp.demo.view import View, open_view
 from svc_mcp.hosts.entries import plain_entry
 from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.runners import launch_command, runner_env, this_installation
+from svc_serving.help_style import argparse_formatter
 
 if TYPE_CHECKING:
     from svc_mcp.demo.trace import Receiver
@@ -64,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Start the portal and data service stubs with demo data, drive svc-mcp over "
         "stdio with the official MCP client, and stop everything again.",
+        formatter_class=argparse_formatter,
     )
     parser.add_argument(
         "--keep-running",

@@ -11,6 +11,7 @@ from svc_mcp.core.connection import redact
 from svc_mcp.core.failures import FailureKind
 from svc_mcp.hosts.findings import Finding, failure
 from svc_mcp.hosts.probe_prepare import Start
+from svc_mcp.serve.confinement import says_confined
 
 
 async def start_entry(start: Start) -> Finding:
@@ -57,5 +58,4 @@ async def start_entry(start: Start) -> Finding:
         return Finding(check, "ok", message, data=data)
     # Its own line says how it confined itself; unconfined is a warning (README "Security").
     message += f"; {proof.confinement}"
-    confined = ": confined (" in proof.confinement
-    return Finding(check, "ok" if confined else "warn", message, data=data)
+    return Finding(check, "ok" if says_confined(proof.confinement) else "warn", message, data=data)

@@ -7,7 +7,6 @@ host name, for the resolver) (README "Security notes").
 from __future__ import annotations
 
 import os
-import re
 from urllib.parse import urlsplit
 
 from svc_mcp.core.backends import BACKENDS
@@ -15,12 +14,15 @@ from svc_mcp.core.errors import Misconfigured
 from svc_mcp.serve.oauth_settings import OAuthSettings
 from svc_mcp.serve.views import load_assets
 from svc_serving.confine import Policy, confine, status
+from svc_serving.confine_line import CONFINED, outcome_of
 from svc_serving.otel_settings import otlp_ports
 from svc_serving.socket_filter import otlp_urls, resolver_needed
 
 SETTING = "SVC_MCP_CONFINEMENT"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_LINE = re.compile(r"^svc-mcp(?: --http)?: (?:confined|unconfined|refusing to start)\b")
+STDIO, GATEWAY = "svc-mcp", "svc-mcp --http"
+PROCESSES = (STDIO, GATEWAY)
+"""How the two confine themselves by name, on their start-up line."""
 
 
 def backend_urls() -> list[str]:
@@ -57,7 +59,7 @@ def resolver_is_needed() -> bool:
 
 
 def stdio_policy() -> Policy:
-    return Policy(process="svc-mcp", connect_ports=connect_ports(), datagrams=resolver_is_needed())
+    return Policy(process=STDIO, connect_ports=connect_ports(), datagrams=resolver_is_needed())
 
 
 def gateway_policy(oauth: OAuthSettings | None = None) -> Policy:
@@ -67,7 +69,7 @@ def gateway_policy(oauth: OAuthSettings | None = None) -> Policy:
     ports = connect_ports() if oauth is None else (*connect_ports(), oauth.issuer_port)
     issuer = [] if oauth is None else [oauth.issuer]
     return Policy(
-        process="svc-mcp --http",
+        process=GATEWAY,
         connect_ports=tuple(sorted(set(ports))),
         datagrams=resolver_is_needed() or resolver_needed(issuer),
     )
@@ -92,4 +94,9 @@ def status_line() -> str:
 def line_in(stderr: str) -> str | None:
     """The confinement line a started svc-mcp wrote to `stderr` (for doctor's report of an
     entry it starts), or None when it wrote none (an older svc-mcp)."""
-    return next((line for line in stderr.splitlines() if _LINE.match(line)), None)
+    return next((line for line in stderr.splitlines() if outcome_of(line, PROCESSES)), None)
+
+
+def says_confined(line: str) -> bool:
+    """Whether a confinement line of svc-mcp says it runs confined."""
+    return outcome_of(line, PROCESSES) == CONFINED

@@ -240,8 +240,6 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
                 stateless_http=True,
                 json_response=True,
             )
-            # Starlette would answer `/mcp/` with a redirect built from the Host header.
-            mcp_app.router.redirect_slashes = False
             app: ASGIApp = NoStandaloneStream(mcp_app, options.path)
             if oauth is not None:
                 kept = auth.token if auth is not None else None

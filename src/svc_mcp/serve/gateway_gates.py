@@ -7,7 +7,7 @@ import hmac
 import re
 from collections.abc import Sequence
 
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from svc_mcp.core.failures import FailureKind
@@ -113,11 +113,14 @@ UNAUTHORIZED_CODE = -32001
 
 
 class NoStandaloneStream:
-    """Answers GET at the MCP path with 405, the spec's way to say "no SSE stream offered here".
+    """Answers GET at the MCP path with 405, the spec's way to say "no SSE stream offered here",
+    and any other path with 404.
 
     A stateless gateway could never send anything on such a stream (no session ties it to a
     client; every answer goes on the response to its own POST), so it would only hold a
-    connection open through every proxy in between.
+    connection open through every proxy in between. The MCP path is the app's one route; another
+    path never reaches it, where Starlette's router would answer `/mcp/` with a redirect built
+    from the Host header.
     """
 
     def __init__(self, app: ASGIApp, path: str) -> None:
@@ -125,7 +128,10 @@ class NoStandaloneStream:
         self.path = path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == self.path:
+        if scope["type"] == "http" and scope["path"] != self.path:
+            await PlainTextResponse("Not Found", status_code=404)(scope, receive, send)
+            return
+        if scope["type"] == "http" and scope["method"] == "GET":
             await Response(status_code=405, headers={"Allow": "POST"})(scope, receive, send)
             return
         await self.app(scope, receive, send)

@@ -8,12 +8,9 @@ signal once stopped, ending the process with 143 and a traceback.
 
 from __future__ import annotations
 
-import contextlib
 import math
-import signal
-from collections.abc import Iterator
 
-import uvicorn
+from svc_serving.bounded import StopOnSignalServer
 
 STOP_MARGIN_SECONDS = 2.0
 """Beyond the call timeout: time for the last answers to be written."""
@@ -25,18 +22,6 @@ def graceful_seconds(call_timeout: float) -> int:
     return math.ceil(call_timeout + STOP_MARGIN_SECONDS)
 
 
-class GatewayServer(uvicorn.Server):
-    """A uvicorn server whose stop on a signal is the end of the service, exit 0: the signals
-    start the graceful stop, as uvicorn's own handler does, and are not raised again after it."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        previous = {sig: signal.signal(sig, self.handle_exit) for sig in STOP_SIGNALS}
-        try:
-            yield
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-
-
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+GatewayServer = StopOnSignalServer
+"""The gateway's uvicorn server: stopped by a signal, it exits 0 (svc_serving.bounded keeps the
+override of uvicorn's signal capture, in its fence)."""

@@ -4,8 +4,12 @@ Each row becomes a tool with the row's title, description, annotations, input sc
 parameters) and output schema (from its record model). Only the tool handlers are registered, so
 capabilities claim tools and nothing else, and every other method answers -32601. A call hands
 the arguments over as sent to `call_tool`, where the row's `Param`s check them; a failure comes
-back as a tool error (`isError`) whose text says what to do. This is the only module, with
-`svc_mcp.serve.gateway`, that imports `mcp`.
+back as a tool error (`isError`) whose text says what to do.
+
+`mcp` is imported by these only: the MCP face (`svc_mcp.serve`), the demo's client session
+(`svc_mcp.demo`) and doctor's probe sessions (`svc_mcp.hosts.probe_sessions`); never by the core,
+the rows or the command line, so `svc-mcp tools` and a call from the shell never load it
+(tests/architecture/test_stated_rules.py holds this sentence to the code).
 """
 
 from __future__ import annotations

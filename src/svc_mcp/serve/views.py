@@ -1,8 +1,9 @@
 """MCP Apps views: one self-contained `ui://` HTML document per tool row that names a `view`.
 
-A document is built once, before serving, from `view_assets/` and the data service dashboard's
-own `chart.js` (shipped in the same wheel, so the P&L is drawn by one piece of code in both
-places). Its script and styles are inline and pinned by hash in its Content-Security-Policy,
+A document is built once, before serving, from `view_assets/`, the product's own files: its
+`chart.js` is the data service dashboard's chart module, kept byte for byte the same as the
+stub's (tests/views/test_views_documents.py), so the P&L is drawn by one piece of code in both
+places. Its script and styles are inline and pinned by hash in its Content-Security-Policy,
 which allows no connection, frame, form or base URI: the view talks only to its host, by
 postMessage. Each document stays under `BUDGET_BYTES`.
 """
@@ -12,7 +13,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-import importlib.util
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -84,18 +84,10 @@ def load_assets() -> tuple[str, str, str]:
     """The views' script (the dashboard's chart module, its exports made local, then the view's
     own script), style and page template; read once, before the process confines itself (it
     may read no file of the checkout afterwards)."""
-    chart = _dashboard_chart().read_text(encoding="utf-8").replace("export function", "function")
+    chart = (ASSETS / "chart.js").read_text(encoding="utf-8").replace("export function", "function")
     script = chart + "\n" + (ASSETS / "view.js").read_text(encoding="utf-8")
     style = (ASSETS / "view.css").read_text(encoding="utf-8")
     return script, style, (ASSETS / "view.html").read_text(encoding="utf-8")
-
-
-def _dashboard_chart() -> Path:
-    """`chart.js` of the data service stub's dashboard, found without importing the stub."""
-    found = importlib.util.find_spec("server_stub")
-    if found is None or found.origin is None:
-        raise FileNotFoundError("server_stub is not installed; the views draw with its chart.js")
-    return Path(found.origin).parent / "service" / "static" / "chart.js"
 
 
 def _policy(script: str, style: str) -> str:

@@ -17,14 +17,14 @@ from svc_mcp.core.errors import InvalidArgument
 from svc_mcp.core.lazy_import import lazy_module
 from svc_mcp.core.params import Param, nullable
 from svc_mcp.core.toolspec import AGENT_PAGE, Hints, RecordModel, ToolSpec, read_tool
+from svc_serving.contracts import INTEL_SCHEMA_TAG, MAX_BODY_BYTES
 
 if TYPE_CHECKING:
     from svc_mcp.tools import service_models as models
 else:
     models = lazy_module("svc_mcp.tools.service_models")
 
-INTEL_SCHEMA_TAG = "svc.intel.v1"
-INTEL_MAX_BYTES = 64 * 1024
+INTEL_MAX_BYTES = MAX_BODY_BYTES
 """The largest request body the service's intake accepts (docs/api-service.md)."""
 
 SERVICE_ACCESS = f"the data service token ({SERVICE.token_names})"

@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from portal_tools.tools import PORTAL_TOOLS
-from svc_mcp.cli.commands import SPEC, Commands, add_tool_command, arguments, formatter
+from svc_mcp.cli.commands import SPEC, Commands, add_tool_command, arguments
 from svc_mcp.cli.suggestions import near_commands, near_options
 from svc_mcp.core.exits import OneLineParser, run_command
 from svc_mcp.core.toolspec import ToolSpec
+from svc_serving.help_style import argparse_formatter
 
 PROG = "svc-portal"
 ROOT_HELP = "Read the portal's API: <group> <command> [--options]."
@@ -36,7 +37,7 @@ _GROUP_HELP = {
 
 def build_parser(specs: Sequence[ToolSpec], prog: str) -> argparse.ArgumentParser:
     """One command per row, at the row's CLI path; groups are created as paths need them."""
-    root = _SuggestingParser(prog=prog, description=ROOT_HELP, formatter_class=formatter)
+    root = _SuggestingParser(prog=prog, description=ROOT_HELP, formatter_class=argparse_formatter)
     groups: dict[tuple[str, ...], tuple[argparse.ArgumentParser, Commands]] = {
         (): (root, _commands(root))
     }
@@ -70,7 +71,7 @@ def _group(
         help_text = _GROUP_HELP.get(path)
         _, parent = _group(groups, path[:-1])
         parser = parent.add_parser(
-            path[-1], help=help_text, description=help_text, formatter_class=formatter
+            path[-1], help=help_text, description=help_text, formatter_class=argparse_formatter
         )
         groups[path] = (parser, _commands(parser))
     return groups[path]
