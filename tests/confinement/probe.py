@@ -7,7 +7,9 @@ each attempt -> "ok" or the errno name it failed with. POLICY is `portal` (ARG: 
 `doomed` (to remove); PORT a listening loopback port to connect to. When set, SVC_TEST_UNIX_SOCKET
 names a Unix socket to connect to and SVC_TEST_UDP_PORT a loopback UDP port to send a datagram to;
 SVC_TEST_NO_LANDLOCK=1 makes the kernel's Landlock look absent (what this process reports then:
-its NoNewPrivs and Seccomp lines of /proc/self/status).
+its NoNewPrivs and Seccomp lines of /proc/self/status). SVC_TEST_SIDE_DOOR_PORT names a loopback
+port to reach by the ways around the TCP connect rule (MPTCP, TCP fast open), which also tries to
+listen over MPTCP; SVC_TEST_ALLOWED_PORT one the policy allows, reached by a plain connect.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from svc_mcp.serve.confinement import SETTING as MCP_SETTING
 from svc_mcp.serve.confinement import gateway_policy, stdio_policy
 from svc_serving import confine as confinement
 from svc_serving.confine import ConfinementError, confine
+
+IPPROTO_MPTCP = 262
 
 
 def outcome(attempt: Callable[[], object]) -> str:
@@ -85,6 +89,38 @@ def send_udp(port: int) -> str:
             sender.sendto(b"from the confined process", ("127.0.0.1", port))
 
     return outcome(attempt)
+
+
+def side_doors(port: int) -> dict[str, str]:
+    """Connecting and listening past Landlock's TCP rules: an MPTCP socket (which Landlock does not
+    restrict and which falls back to TCP), and TCP fast open, which connects inside the send."""
+    address = ("127.0.0.1", port)
+
+    def mptcp_connect() -> None:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP) as client:
+            client.settimeout(5)
+            client.connect(address)
+            client.sendall(b"from the confined process")
+
+    def mptcp_listen() -> None:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP) as server:
+            server.bind(("127.0.0.1", 0))
+            server.listen()
+
+    def fast_open_sendto() -> None:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as client:
+            client.sendto(b"from the confined process", socket.MSG_FASTOPEN, address)
+
+    def fast_open_sendmsg() -> None:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as client:
+            client.sendmsg([b"from the confined process"], [], socket.MSG_FASTOPEN, address)
+
+    return {
+        "MPTCP connect": outcome(mptcp_connect),
+        "MPTCP listen": outcome(mptcp_listen),
+        "fast open sendto": outcome(fast_open_sendto),
+        "fast open sendmsg": outcome(fast_open_sendmsg),
+    }
 
 
 def database_writes(db: Path) -> dict[str, str]:
@@ -155,6 +191,10 @@ def main(argv: list[str]) -> None:
         results["connect to a Unix socket"] = connect_unix(unix_socket)
     if udp_port := os.environ.get("SVC_TEST_UDP_PORT"):
         results["send a UDP datagram"] = send_udp(int(udp_port))
+    if side_door_port := os.environ.get("SVC_TEST_SIDE_DOOR_PORT"):
+        results |= side_doors(int(side_door_port))
+    if allowed_port := os.environ.get("SVC_TEST_ALLOWED_PORT"):
+        results["connect to an allowed port"] = connect(int(allowed_port))
     if os.environ.get("SVC_TEST_NO_LANDLOCK") == "1":
         status = status_lines()
         results |= {"NoNewPrivs": status["NoNewPrivs"], "Seccomp": status["Seccomp"]}
