@@ -10,16 +10,24 @@ SVC_TEST_NO_LANDLOCK=1 makes the kernel's Landlock look absent (what this proces
 its NoNewPrivs and Seccomp lines of /proc/self/status). SVC_TEST_SIDE_DOOR_PORT names a loopback
 port to reach by the ways around the TCP connect rule (MPTCP, TCP fast open), which also tries to
 listen over MPTCP; SVC_TEST_ALLOWED_PORT one the policy allows, reached by a plain connect.
+SVC_TEST_TERMINAL=1: standard input is a terminal, made the controlling terminal before confining
+(as for a server started in a shell), into which the probe then tries to type. SVC_TEST_KERNEL=1:
+calls no server needs, each made so that it changes nothing where it is allowed.
 """
 
 from __future__ import annotations
 
+import ctypes
 import errno
+import fcntl
 import json
 import os
+import platform
 import socket
 import sqlite3
 import sys
+import termios
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,6 +42,24 @@ from svc_serving import confine as confinement
 from svc_serving.confine import ConfinementError, confine
 
 IPPROTO_MPTCP = 262
+TIOCLINUX = 0x541C
+TYPED = b"echo ESCAPED\n"
+CLONE_FS, CLONE_NEWUSER = 0x200, 0x10000000
+# (x86_64, aarch64); the probe's own table, not the filter's.
+CALLS = {
+    "unshare": (272, 97),
+    "setns": (308, 268),
+    "clone": (56, 220),
+    "clone3": (435, 435),
+    "userfaultfd": (323, 282),
+    "bpf": (321, 280),
+    "perf_event_open": (298, 241),
+    "keyctl": (250, 219),
+    "add_key": (248, 217),
+    "request_key": (249, 218),
+    "ptrace": (101, 117),
+    "process_vm_readv": (310, 270),
+}
 
 
 def outcome(attempt: Callable[[], object]) -> str:
@@ -123,6 +149,58 @@ def side_doors(port: int) -> dict[str, str]:
     }
 
 
+def type_into_terminal() -> dict[str, str]:
+    """What a confined process could queue into the shell it was started from (TIOCSTI), and the
+    virtual console's request that can do the same (TIOCLINUX)."""
+
+    def type_command() -> None:
+        for byte in TYPED:
+            fcntl.ioctl(0, termios.TIOCSTI, bytes([byte]))
+
+    return {
+        "TIOCSTI": outcome(type_command),
+        "TIOCLINUX": outcome(lambda: fcntl.ioctl(0, TIOCLINUX, b"\x00" * 8)),
+        "terminal size": outcome(lambda: fcntl.ioctl(0, termios.TIOCGWINSZ, b"\x00" * 8)),
+    }
+
+
+def kernel_calls() -> dict[str, str]:
+    """Each call with arguments that change nothing where it is allowed (a no-op, an invalid
+    argument or a missing address), so that its answer says whether the filter let it through."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    column = 0 if platform.machine() == "x86_64" else 1
+    arguments: dict[str, tuple[int, ...]] = {
+        "unshare": (0,),
+        "setns": (-1, 0),
+        "clone": (CLONE_NEWUSER | CLONE_FS, 0, 0, 0, 0),  # EINVAL: no child is made
+        "clone3": (0, 0),
+        "userfaultfd": (os.O_CLOEXEC,),
+        "bpf": (-1, 0, 0),
+        "perf_event_open": (0, 0, -1, -1, 0),
+        "keyctl": (0, -3, 0),  # KEYCTL_GET_KEYRING_ID of the session key ring
+        "add_key": (0, 0, 0, 0, 0),
+        "request_key": (0, 0, 0, 0),
+        "ptrace": (3, os.getppid(), 0, 0),  # PTRACE_PEEKUSER of a process not traced: ESRCH
+        "process_vm_readv": (os.getpid(), 0, 0, 0, 0, 0),
+    }
+
+    def call(name: str) -> str:
+        words = [ctypes.c_long(value) for value in arguments[name]]
+        result = libc.syscall(ctypes.c_long(CALLS[name][column]), *words)
+        if result < 0:
+            return errno.errorcode.get(ctypes.get_errno(), str(ctypes.get_errno()))
+        if name == "userfaultfd":
+            os.close(result)
+        return "ok"
+
+    results = {name: call(name) for name in CALLS}
+    thread = threading.Thread(target=lambda: None)
+    results["start a thread"] = outcome(thread.start)
+    thread.join()
+    return results
+
+
 def database_writes(db: Path) -> dict[str, str]:
     """What the service itself writes: a transaction in its database (its journal kept in place),
     and the passkey file replaced atomically in its private folder."""
@@ -181,6 +259,8 @@ def main(argv: list[str]) -> None:
         "stdio": lambda: confine(stdio_policy(), MCP_SETTING),
         "gateway": lambda: confine(gateway_policy(), MCP_SETTING),
     }
+    if os.environ.get("SVC_TEST_TERMINAL") == "1":
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)  # the process leads a session of its own
     policies[name]()
     results = {
         **write_forms(Path(target)),
@@ -195,6 +275,10 @@ def main(argv: list[str]) -> None:
         results |= side_doors(int(side_door_port))
     if allowed_port := os.environ.get("SVC_TEST_ALLOWED_PORT"):
         results["connect to an allowed port"] = connect(int(allowed_port))
+    if os.environ.get("SVC_TEST_TERMINAL") == "1":
+        results |= type_into_terminal()
+    if os.environ.get("SVC_TEST_KERNEL") == "1":
+        results |= kernel_calls()
     if os.environ.get("SVC_TEST_NO_LANDLOCK") == "1":
         status = status_lines()
         results |= {"NoNewPrivs": status["NoNewPrivs"], "Seccomp": status["Seccomp"]}

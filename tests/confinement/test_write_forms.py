@@ -46,8 +46,9 @@ def prepare(folder: Path) -> None:
 
 
 def run_probe(
-    tmp_path: Path, policy: str, setting: str, *extra: str, **env: str
+    tmp_path: Path, policy: str, setting: str, *extra: str, terminal: int | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
+    """The probe, its standard input `terminal` (a pty's end, in a session of its own) when given."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     canary = home / "canary"
@@ -70,6 +71,8 @@ def run_probe(
             ],
             cwd=ROOT,
             env={**os.environ, "HOME": str(home), setting: "require", **env},
+            stdin=terminal,
+            start_new_session=terminal is not None,
             capture_output=True,
             text=True,
             timeout=60,
@@ -77,8 +80,10 @@ def run_probe(
     return completed
 
 
-def probe(tmp_path: Path, policy: str, setting: str, *extra: str, **env: str) -> dict[str, str]:
-    completed = run_probe(tmp_path, policy, setting, *extra, **env)
+def probe(
+    tmp_path: Path, policy: str, setting: str, *extra: str, terminal: int | None = None, **env: str
+) -> dict[str, str]:
+    completed = run_probe(tmp_path, policy, setting, *extra, terminal=terminal, **env)
     assert completed.returncode == 0, completed.stderr
     assert "confined (Landlock ABI" in completed.stderr or env.get(setting) == "off"
     results: dict[str, str] = json.loads(completed.stdout)
