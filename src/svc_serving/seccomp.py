@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _LD_ABS, _JEQ, _JGE, _JSET, _AND, _RET = 0x20, 0x15, 0x35, 0x45, 0x54, 0x06
 _PR_SET_SECCOMP = 22
@@ -34,13 +34,11 @@ class FilterUnavailable(Exception):
     """The filter cannot be installed here; the message says why, in one line."""
 
 
-@dataclass(frozen=True)
-class Label:
+class Label(NamedTuple):
     name: str
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     code: int
     k: int = 0
     jt: str | None = None

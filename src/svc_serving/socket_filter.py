@@ -39,7 +39,7 @@ import ipaddress
 import platform
 import socket
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from svc_serving.seccomp import (
@@ -75,8 +75,7 @@ _STREAM_PROTOCOLS = (0, socket.IPPROTO_TCP)
 _DATAGRAM_PROTOCOLS = (0, socket.IPPROTO_UDP)
 
 
-@dataclass(frozen=True)
-class _Arch:
+class _Arch(NamedTuple):
     audit: int
     x32_bit: bool
     numbers: dict[str, int]
