@@ -7,14 +7,13 @@ open a Unix socket or, unless the OTLP endpoint is named by a host name, a UDP o
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from server_stub.service.private_dir import database_files, prepare_database_files, private_dir
 from svc_serving.confine import Policy, confine
 from svc_serving.confine_paths import shared_write_scope
-from svc_serving.otel_settings import otlp_ports
-from svc_serving.socket_filter import otlp_urls, resolver_needed
+from svc_serving.otel_settings import otlp_endpoints, otlp_ports
+from svc_serving.socket_filter import resolver_needed
 
 SETTING = "SVC_STUB_CONFINEMENT"
 
@@ -43,7 +42,7 @@ def service_policy(db_path: Path, port: int) -> Policy:
 
 def _resolver_needed() -> bool:
     """An OTLP endpoint named by a host name needs DNS (telemetry on only)."""
-    return bool(otlp_ports()) and resolver_needed(otlp_urls(os.environ))
+    return resolver_needed(otlp_endpoints())
 
 
 def confine_portal(data_dir: Path, port: int) -> None:

@@ -1,7 +1,9 @@
 """A long-running process drops its own rights before it serves: `no_new_privs`, then a Landlock
 ruleset built from a declarative `Policy` (files and folders it may read, files and folders it may
-write, TCP ports it may connect to and bind), then a seccomp filter on the sockets it may open
-(`svc_serving.socket_filter`: TCP only, UDP where a resolver needs it).
+write, TCP ports it may connect to and bind), then a seccomp filter for what Landlock cannot
+restrict (`svc_serving.socket_filter`: new sockets TCP only, UDP where a resolver needs it, no
+MPTCP or TCP fast open, no typing into a terminal, no namespaces or other kernel interfaces no
+server needs).
 
 Landlock is reached through three system calls by ctypes (docs/decisions.md says why no binding
 from PyPI). Best effort: the ruleset handles every right the kernel's ABI knows, and the start-up

@@ -10,17 +10,28 @@ from collections.abc import Iterable
 from pathlib import Path
 
 _SHARED_FOLDERS = ("/", "/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 (named to be refused)
+_MODULE_SUFFIXES = (".py", ".pyc", ".so")
 
 
 def runtime_paths() -> tuple[Path, ...]:
-    """What a Python process reads to keep running: its installation (the prefixes, the import
-    path without the working folder, where its loaded packages came from), shared libraries, time
-    zones, the resolver's files and the TLS trust store. Never the working folder or HOME as a
-    whole: a program started from HOME must not read the rest of it."""
+    """What a Python process reads to keep running: its installation (the prefixes and the import
+    path they hold), the packages and modules in any other import path folder (never the folder:
+    an editable install puts a checkout on the path, and its `.env`, `.git` and databases are not
+    the runtime), where its loaded packages came from, shared libraries, time zones, the
+    resolver's files and the TLS trust store. Never the working folder or HOME as a whole: a
+    program started from HOME must not read the rest of it."""
     cwd = os.getcwd()
     home = os.path.expanduser("~")
-    candidates = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
-    candidates += [entry for entry in sys.path if entry and os.path.abspath(entry) != cwd]
+    prefixes = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
+    candidates = [*prefixes]
+    for entry in sys.path:
+        folder = os.path.abspath(entry) if entry else cwd
+        if folder == cwd or _contains(folder, home):
+            continue
+        if any(_contains(prefix, folder) for prefix in prefixes) or not os.path.isdir(folder):
+            candidates.append(folder)  # the standard library, site-packages, a zip
+        else:
+            candidates += _importable_in(folder)
     candidates += _loaded_package_locations()
     candidates += [
         "/lib",
@@ -53,6 +64,23 @@ def runtime_paths() -> tuple[Path, ...]:
         if os.path.exists(path):
             kept.append(path)
     return tuple(Path(path) for path in kept)
+
+
+def _importable_in(folder: str) -> Iterable[str]:
+    """The packages, modules and package metadata an import path folder holds (not hidden ones)."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            metadata = entry.name.endswith((".dist-info", ".egg-info"))
+            if metadata or os.path.exists(os.path.join(entry.path, "__init__.py")):
+                yield entry.path
+        elif entry.name.endswith(_MODULE_SUFFIXES):
+            yield entry.path
 
 
 def _loaded_package_locations() -> Iterable[str]:

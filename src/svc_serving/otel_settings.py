@@ -1,6 +1,7 @@
 """The one reader of the standard `OTEL_*` settings, for the client side and the stubs alike:
-whether telemetry is on, the ports its exporters reach (for the Landlock policies), whether the
-process samples its roots itself, and the SDK's providers built from the environment.
+whether telemetry is on, the endpoints its exporters reach and their ports (for the Landlock
+policies and the resolver's sockets), whether the process samples its roots itself, and the SDK's
+providers built from the environment.
 
 Reading settings costs no OpenTelemetry import; `install_providers` imports the SDK and the
 OTLP/HTTP exporters (the `svc-mcp[otel]` extra) and raises ImportError without them.
@@ -34,19 +35,28 @@ def configured(environ: Mapping[str, str] | None = None) -> bool:
     )
 
 
-def otlp_ports(environ: Mapping[str, str] | None = None) -> tuple[int, ...]:
-    """The TCP ports the exporters will connect to when telemetry is configured (for the
-    Landlock policies); none when it is off."""
+def otlp_endpoints(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The URLs the exporters will send to when telemetry is configured (a signal's own endpoint,
+    else the general one, else the SDK's default); none when it is off."""
     env = os.environ if environ is None else environ
     if not configured(env):
         return ()
     general = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip() or "http://localhost:4318"
-    urls = {
-        env.get(f"OTEL_EXPORTER_OTLP_{signal}_ENDPOINT", "").strip() or general
-        for signal in ("TRACES", "METRICS")
-    }
+    return tuple(
+        sorted(
+            {
+                env.get(f"OTEL_EXPORTER_OTLP_{signal}_ENDPOINT", "").strip() or general
+                for signal in ("TRACES", "METRICS")
+            }
+        )
+    )
+
+
+def otlp_ports(environ: Mapping[str, str] | None = None) -> tuple[int, ...]:
+    """The TCP ports the exporters will connect to when telemetry is configured (for the
+    Landlock policies); none when it is off."""
     ports = set()
-    for url in urls:
+    for url in otlp_endpoints(environ):
         try:
             parts = urlsplit(url)
             ports.add(parts.port or {"https": 443}.get(parts.scheme, _OTLP_DEFAULT_PORT))

@@ -19,13 +19,16 @@ def modules() -> Iterator[tuple[str, ast.Module]]:
 
 
 def reads_otel_setting(node: ast.AST) -> bool:
-    """`<mapping>.get("OTEL_...")` or `<mapping>["OTEL_..."]`: a module reading the setting."""
+    """`<mapping>.get("OTEL_...")` or `<mapping>["OTEL_..."]`, the name written out or built by an
+    f-string (`f"OTEL_EXPORTER_OTLP_{signal}_ENDPOINT"`): a module reading the setting."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         key = node.args[0] if node.func.attr == "get" and node.args else None
     elif isinstance(node, ast.Subscript):
         key = node.slice
     else:
         return False
+    if isinstance(key, ast.JoinedStr) and key.values:
+        key = key.values[0]
     return isinstance(key, ast.Constant) and str(key.value).startswith("OTEL_")
 
 

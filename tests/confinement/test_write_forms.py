@@ -46,12 +46,22 @@ def prepare(folder: Path) -> None:
 
 
 def run_probe(
-    tmp_path: Path, policy: str, setting: str, *extra: str, **env: str
+    tmp_path: Path,
+    policy: str,
+    setting: str,
+    *extra: str,
+    terminal: int | None = None,
+    cwd: Path = ROOT,
+    **env: str,
 ) -> subprocess.CompletedProcess[str]:
+    """The probe, its standard input `terminal` (a pty's end, in a session of its own) when given.
+    Started elsewhere than in the checkout, it imports through the editable install (the test's
+    own environment) and SVC_TEST_CANARY may name the file to read instead of the one in HOME."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     canary = home / "canary"
     canary.write_text("not for svc-mcp")
+    canary = Path(env.pop("SVC_TEST_CANARY", canary))
     target = tmp_path / "elsewhere"
     target.mkdir()
     prepare(target)
@@ -68,8 +78,10 @@ def run_probe(
                 port,
                 *extra,
             ],
-            cwd=ROOT,
+            cwd=cwd,
             env={**os.environ, "HOME": str(home), setting: "require", **env},
+            stdin=terminal,
+            start_new_session=terminal is not None,
             capture_output=True,
             text=True,
             timeout=60,
@@ -77,8 +89,16 @@ def run_probe(
     return completed
 
 
-def probe(tmp_path: Path, policy: str, setting: str, *extra: str, **env: str) -> dict[str, str]:
-    completed = run_probe(tmp_path, policy, setting, *extra, **env)
+def probe(
+    tmp_path: Path,
+    policy: str,
+    setting: str,
+    *extra: str,
+    terminal: int | None = None,
+    cwd: Path = ROOT,
+    **env: str,
+) -> dict[str, str]:
+    completed = run_probe(tmp_path, policy, setting, *extra, terminal=terminal, cwd=cwd, **env)
     assert completed.returncode == 0, completed.stderr
     assert "confined (Landlock ABI" in completed.stderr or env.get(setting) == "off"
     results: dict[str, str] = json.loads(completed.stdout)

@@ -3,7 +3,10 @@ and its program is a real file outside the project folder (unless it is this ins
 uv or uvx, beside the Python that runs doctor), not under /proc (where a path such as
 /proc/self/cwd names whatever folder doctor runs in). A project's file, which its author wrote, is
 held to more: its svc-mcp is this installation's or the one on PATH, its `uv run --project` is this
-checkout, its `--default-index` the index this shell names, its uv and uvx the ones on PATH."""
+checkout, its `--default-index` the index this shell names, its uv and uvx the ones on PATH, and
+what uvx fetches is this installation's release: `svc-mcp==<this version>`, or from GitHub its tag
+or the commit it was built from (never an unpinned release, another version, or any other ref:
+GitHub serves a fork's commits through the parent's URL)."""
 
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ from svc_mcp.hosts.runners import (
     DEFAULT_INDEX,
     INDEX_VARIABLES,
     PACKAGE,
+    own_version,
+    release_commit,
     runs_svc_mcp,
     this_installation,
 )
@@ -68,7 +73,27 @@ def not_ours(
             f"which fetches svc-mcp from {rest[1]}, not from the index this shell names "
             f"({_index_here(environ)}; {', '.join(INDEX_VARIABLES)})"
         )
+    if program == "uvx":
+        return _other_release(rest)
     return None
+
+
+def _other_release(rest: Sequence[str]) -> str | None:
+    """Why what a project's `uvx` entry fetches is not the svc-mcp running doctor, or None."""
+    mine, commit = own_version(), release_commit()
+    running = f"you run {mine}" + (f" (commit {commit})" if commit else "")
+    if rest[:1] == ["--from"]:
+        _, at, ref = rest[1].partition("@")
+        if at and ref in {f"v{mine}", commit}:
+            return None
+        pinned = f"pins the GitHub ref {ref}" if at else "pins no GitHub ref (the newest commit)"
+        return f"which {pinned}, {running}"
+    spec = rest[2] if rest[:1] == ["--default-index"] else rest[0]  # runs_svc_mcp's form
+    _, pins, version = spec.partition("==")
+    if pins and version == mine:
+        return None
+    pinned = f"pins {PACKAGE} {version}" if pins else "pins no version (the newest release)"
+    return f"which {pinned}, {running}"
 
 
 def _beside_me(real: Path) -> bool:

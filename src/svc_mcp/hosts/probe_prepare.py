@@ -11,7 +11,7 @@ from typing import Any
 
 from svc_mcp.core.backends import BACKENDS, Backend, token_variables
 from svc_mcp.core.failures import FailureKind
-from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE, cleartext_host
+from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE, INSECURE_HOSTS_VARIABLE, cleartext_host
 from svc_mcp.hosts.cleartext import refusal
 from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.expansion import Passed, entry_env, entry_headers
@@ -21,6 +21,7 @@ from svc_mcp.hosts.ours import not_ours
 from svc_mcp.hosts.probe_sessions import Proof, http_session, stdio_session
 from svc_mcp.hosts.runners import PACKAGE, check_on_index, index_url
 from svc_mcp.hosts.table import Host, Scope
+from svc_mcp.serve.confinement import SETTING as CONFINEMENT_SETTING
 
 DEFAULT_NAME = "svc"
 """The name install gives an entry; doctor also looks at it when it runs something else."""
@@ -136,7 +137,8 @@ def prepare_entry(
         )
         return Finding(check, "warn", message, data=data | {"started": False, "foreign": True})
     if not trusted:
-        return _untrusted(check, where, f"run `{what}`{_sends_from_env(env)}", env.left_out, data)
+        would = f"run `{what}`{_sends_from_env(env)}{_weakens(env)}"
+        return _untrusted(check, where, would, env.left_out, data)
     if not Path(command).is_absolute():
         message = f"{where} runs {command!r} by name, which a GUI host may not find; {again}"
         return Finding(check, "warn", message, data=data)
@@ -188,6 +190,19 @@ def _sends_from_env(env: Passed) -> str:
         if tokens:
             base = env.values.get(backend.base_url_variable) or backend.default_base_url
             said += f"; svc-mcp would send {tokens[0]} to {base}"
+    return said
+
+
+def _weakens(env: Passed) -> str:
+    """What the entry's env switches off in svc-mcp's defences, said before anyone trusts it."""
+    said = ""
+    if env.values.get(CONFINEMENT_SETTING, "").strip().lower() == "off":
+        said += f"; its env switches svc-mcp's confinement off ({CONFINEMENT_SETTING}=off)"
+    if hosts := env.values.get(INSECURE_HOSTS_VARIABLE, "").strip():
+        said += (
+            f"; its env lets svc-mcp send tokens over plain http to {hosts} "
+            f"({INSECURE_HOSTS_VARIABLE})"
+        )
     return said
 
 

@@ -6,7 +6,6 @@ host name, for the resolver) (README "Security notes").
 
 from __future__ import annotations
 
-import os
 from urllib.parse import urlsplit
 
 from svc_mcp.core.backends import BACKENDS
@@ -15,8 +14,8 @@ from svc_mcp.serve.oauth_settings import OAuthSettings
 from svc_mcp.serve.views import load_assets
 from svc_serving.confine import Policy, confine, status
 from svc_serving.confine_line import CONFINED, outcome_of
-from svc_serving.otel_settings import otlp_ports
-from svc_serving.socket_filter import otlp_urls, resolver_needed
+from svc_serving.otel_settings import otlp_endpoints, otlp_ports
+from svc_serving.socket_filter import resolver_needed
 
 SETTING = "SVC_MCP_CONFINEMENT"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -54,8 +53,7 @@ def connect_ports() -> tuple[int, ...]:
 def resolver_is_needed() -> bool:
     """A backend, or an OTLP endpoint when tracing is on, named by a host name: DNS (UDP) must
     stay possible. Resolving before confining would pin an address a name may change."""
-    otlp = otlp_urls(os.environ) if otlp_ports() else []
-    return resolver_needed([*backend_urls(), *otlp])
+    return resolver_needed([*backend_urls(), *otlp_endpoints()])
 
 
 def stdio_policy() -> Policy:
