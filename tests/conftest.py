@@ -13,6 +13,7 @@ real home outside those caches and this interpreter's own folders.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import tempfile
 from collections.abc import Generator, Iterator
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests import e2e, parallel
+from tests.support import failure_text
 
 REAL_HOME = Path(os.environ.get("HOME") or Path.home()).resolve()
 _XDG_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or REAL_HOME / ".cache")
@@ -109,6 +111,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None]:
     with parallel.turn(item):
         return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A `subprocess.run(..., check=True)` that failed shows the command's output, which
+    CalledProcessError's message leaves out (tests/support.py's run_checked puts it there)."""
+    report = yield
+    failed = call.excinfo.value if call.excinfo is not None else None
+    if isinstance(failed, subprocess.CalledProcessError):
+        shown = failure_text(failed.cmd, failed.returncode, failed.stdout, failed.stderr)
+        report.sections.append(("the failed command's output", shown))
+    return report
 
 
 @pytest.hookimpl(wrapper=True)

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -18,6 +19,40 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFINED = {"SVC_STUB_CONFINEMENT": "require", "SVC_MCP_CONFINEMENT": "require"}
 """Every server a test starts must confine itself, as it does for its users (docs/security.md);
 the outer environment may say otherwise, e.g. `off` to see which tests depend on it."""
+
+
+OUTPUT_SHOWN = 4000
+"""How much of a failed command's stdout and of its stderr a failure shows (their ends)."""
+
+
+class SubprocessFailed(AssertionError):
+    """A command a test needed failed; the message carries its output (a bare
+    CalledProcessError shows only the exit code)."""
+
+
+def failure_text(
+    args: object, returncode: int, stdout: str | bytes | None, stderr: str | bytes | None
+) -> str:
+    def tail(output: str | bytes | None) -> str:
+        text = output.decode(errors="replace") if isinstance(output, bytes) else output or ""
+        return text[-OUTPUT_SHOWN:].strip() or "(nothing)"
+
+    return (
+        f"{args} exited with code {returncode}\n"
+        f"--- stdout (last {OUTPUT_SHOWN} characters) ---\n{tail(stdout)}\n"
+        f"--- stderr (last {OUTPUT_SHOWN} characters) ---\n{tail(stderr)}"
+    )
+
+
+def run_checked(
+    args: Sequence[str], *, timeout: float, **options: Any
+) -> subprocess.CompletedProcess[str]:
+    """`subprocess.run(args)` with its output captured as text; a non-zero exit raises
+    SubprocessFailed with the command's stdout and stderr in the message."""
+    done = subprocess.run(args, capture_output=True, text=True, timeout=timeout, **options)
+    if done.returncode != 0:
+        raise SubprocessFailed(failure_text(args, done.returncode, done.stdout, done.stderr))
+    return done
 
 
 def free_port(host: str = "127.0.0.1") -> int:
