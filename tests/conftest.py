@@ -12,6 +12,7 @@ real home outside those caches and this interpreter's own folders.
 
 from __future__ import annotations
 
+import getpass
 import os
 import subprocess
 import sys
@@ -47,21 +48,28 @@ HOME_VARIABLES = (
 """Where programs look for the user's files; each points into the test's own home."""
 
 
+_REAL_HOME_PREFIX = str(REAL_HOME) + os.sep
+
+
 def _allowed_roots() -> tuple[str, ...]:
+    """The folders a test may open files in even where they lie in the real home. A folder that
+    holds the whole home (the temporary folder, when HOME is under /tmp) excuses nothing in it:
+    the guard holds for any HOME."""
     roots = {
         str(Path(__file__).resolve().parent.parent),
         sys.prefix,
         sys.base_prefix,
         sys.exec_prefix,
         tempfile.gettempdir(),
+        str(Path(tempfile.gettempdir()) / f"pytest-of-{getpass.getuser()}"),  # tests' own homes
         *(entry for entry in sys.path if entry),
         *KEPT_CACHES.values(),
     }
-    return tuple(str(Path(root).resolve()) + os.sep for root in roots)
+    prefixes = {str(Path(root).resolve()) + os.sep for root in roots}
+    return tuple(sorted(p for p in prefixes if not _REAL_HOME_PREFIX.startswith(p)))
 
 
 _ALLOWED = _allowed_roots()
-_REAL_HOME_PREFIX = str(REAL_HOME) + os.sep
 real_home_reads: list[str] = []
 
 
