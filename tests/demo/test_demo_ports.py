@@ -18,11 +18,10 @@ from svc_mcp.demo import stubs as demo_stubs
 from svc_mcp.demo.stubs import DemoFailed, Stub
 from tests.demo.conftest import MARKER, Sandbox
 from tests.demo.test_demo_failures import assert_nothing_left
+from tests.support_other_user import OTHER_UID, as_other_user, python
 
 pytestmark = pytest.mark.e2e
 
-OTHER_UID = 4242
-AS_OTHER_USER = ("setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups")
 SQUATTER = """
 import http.server, json, sys
 class Answer(http.server.BaseHTTPRequestHandler):
@@ -43,7 +42,7 @@ def squatter() -> Iterator[tuple[int, subprocess.Popen[str]]]:
     """A listener of another local user on a loopback port; yields the port and the process,
     whose stdout says the header names of every request it got."""
     process = subprocess.Popen(
-        [*AS_OTHER_USER, "/usr/bin/python3", "-c", SQUATTER],
+        as_other_user(str(python()), "-I", "-c", SQUATTER),
         stdout=subprocess.PIPE,
         text=True,
         env={"PATH": "/usr/bin:/bin"},
