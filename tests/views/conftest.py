@@ -51,7 +51,7 @@ def node_tools(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (`@modelcontextprotocol/ext-apps/app-bridge`) bundled for a browser page."""
     npm, npx = shutil.which("npm"), shutil.which("npx")
     if npm is None or npx is None:
-        pytest.fail("the view tests need node and npm (apt-get install -y nodejs npm)")
+        pytest.fail("the view tests need node and npm (.ci/run --deps-only installs them)")
     root = tmp_path_factory.mktemp("views-node")
     for name in ("package.json", "package-lock.json"):
         shutil.copy(HERE / name, root / name)
