@@ -12,7 +12,9 @@ real home outside those caches and this interpreter's own folders.
 
 from __future__ import annotations
 
+import getpass
 import os
+import subprocess
 import sys
 import tempfile
 from collections.abc import Generator, Iterator
@@ -21,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests import e2e, parallel
+from tests.support import failure_text
 
 REAL_HOME = Path(os.environ.get("HOME") or Path.home()).resolve()
 _XDG_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or REAL_HOME / ".cache")
@@ -45,21 +48,28 @@ HOME_VARIABLES = (
 """Where programs look for the user's files; each points into the test's own home."""
 
 
+_REAL_HOME_PREFIX = str(REAL_HOME) + os.sep
+
+
 def _allowed_roots() -> tuple[str, ...]:
+    """The folders a test may open files in even where they lie in the real home. A folder that
+    holds the whole home (the temporary folder, when HOME is under /tmp) excuses nothing in it:
+    the guard holds for any HOME."""
     roots = {
         str(Path(__file__).resolve().parent.parent),
         sys.prefix,
         sys.base_prefix,
         sys.exec_prefix,
         tempfile.gettempdir(),
+        str(Path(tempfile.gettempdir()) / f"pytest-of-{getpass.getuser()}"),  # tests' own homes
         *(entry for entry in sys.path if entry),
         *KEPT_CACHES.values(),
     }
-    return tuple(str(Path(root).resolve()) + os.sep for root in roots)
+    prefixes = {str(Path(root).resolve()) + os.sep for root in roots}
+    return tuple(sorted(p for p in prefixes if not _REAL_HOME_PREFIX.startswith(p)))
 
 
 _ALLOWED = _allowed_roots()
-_REAL_HOME_PREFIX = str(REAL_HOME) + os.sep
 real_home_reads: list[str] = []
 
 
@@ -109,6 +119,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None]:
     with parallel.turn(item):
         return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A `subprocess.run(..., check=True)` that failed shows the command's output, which
+    CalledProcessError's message leaves out (tests/support.py's run_checked puts it there)."""
+    report = yield
+    failed = call.excinfo.value if call.excinfo is not None else None
+    if isinstance(failed, subprocess.CalledProcessError):
+        shown = failure_text(failed.cmd, failed.returncode, failed.stdout, failed.stderr)
+        report.sections.append(("the failed command's output", shown))
+    return report
 
 
 @pytest.hookimpl(wrapper=True)

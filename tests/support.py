@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -18,6 +20,44 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFINED = {"SVC_STUB_CONFINEMENT": "require", "SVC_MCP_CONFINEMENT": "require"}
 """Every server a test starts must confine itself, as it does for its users (docs/security.md);
 the outer environment may say otherwise, e.g. `off` to see which tests depend on it."""
+
+
+OUTPUT_SHOWN = 4000
+"""How much of a failed command's stdout and of its stderr a failure shows (their ends)."""
+
+
+class SubprocessFailed(AssertionError):
+    """A command a test needed failed; the message carries its output (a bare
+    CalledProcessError shows only the exit code)."""
+
+
+def failure_text(
+    args: object, returncode: int, stdout: str | bytes | None, stderr: str | bytes | None
+) -> str:
+    def tail(output: str | bytes | None) -> str:
+        text = output.decode(errors="replace") if isinstance(output, bytes) else output or ""
+        return text[-OUTPUT_SHOWN:].strip() or "(nothing)"
+
+    return (
+        f"{args} exited with code {returncode}\n"
+        f"--- stdout (last {OUTPUT_SHOWN} characters) ---\n{tail(stdout)}\n"
+        f"--- stderr (last {OUTPUT_SHOWN} characters) ---\n{tail(stderr)}"
+    )
+
+
+def run_checked(
+    args: Sequence[str], *, timeout: float, **options: Any
+) -> subprocess.CompletedProcess[str]:
+    """`subprocess.run(args)` with its output captured as text; a non-zero exit raises
+    SubprocessFailed with the command's stdout and stderr in the message."""
+    done = subprocess.run(args, capture_output=True, text=True, timeout=timeout, **options)
+    if done.returncode != 0:
+        raise SubprocessFailed(failure_text(args, done.returncode, done.stdout, done.stderr))
+    return done
+
+
+ANY_ADDRESS = "0.0.0.0"
+"""A port free here is free on every address: what a server bound to all of them needs."""
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -31,6 +71,8 @@ class Server:
     base_url: str
     process: subprocess.Popen[bytes]
     log_path: Path
+    port: int = 0
+    """The port it listens on (another than the one asked for when that was taken)."""
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -89,6 +131,48 @@ def answers(url: str, seconds: float) -> bool:
     return True
 
 
+PORT_ATTEMPTS = 5
+"""How many ports running_server tries: another process (a test on the other worker, another
+user) may take a probed port before the server binds it."""
+_PORT_TAKEN = re.compile(r"address already in use", re.IGNORECASE)
+
+
+def listening_inodes(port: int) -> set[str]:
+    """The inodes of the TCP sockets listening on `port` (any address), from /proc/net."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table, encoding="ascii") as rows:
+            for row in list(rows)[1:]:
+                fields = row.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(fields[9])
+    return inodes
+
+
+def holds_listener(pid: int, port: int) -> bool:
+    """Whether process `pid` holds the socket listening on `port` (not some other process
+    that took the port first)."""
+    wanted = {f"socket:[{inode}]" for inode in listening_inodes(port)}
+    try:
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except PermissionError:
+        return True  # not ours to look at (a process made undumpable, seen by another user)
+    except OSError:
+        return False
+    return any(_link(fd) in wanted for fd in fds)
+
+
+def _link(path: Path) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""
+
+
+def _with_port(text: str, old: int, new: int) -> str:
+    return str(new) if text == str(old) else re.sub(rf":{old}(?!\d)", f":{new}", text)
+
+
 @contextlib.contextmanager
 def running_server(
     args: Sequence[str],
@@ -99,8 +183,38 @@ def running_server(
     env: Mapping[str, str] | None = None,
     host: str = "127.0.0.1",
 ) -> Iterator[Server]:
-    """Starts `python <args>` and waits until its port accepts and `ready_path` answers (any
-    status): a socket bound before the app serves (the gateway's) accepts early."""
+    """Starts `python <args>` and waits until its port accepts, `ready_path` answers (any
+    status) and the listening socket is the process's own: a socket bound before the app serves
+    (the gateway's) accepts early. `port` was probed free (free_port); when the server finds it
+    taken by then, it starts again on another, put where `port` stood in `args` and `env` (as an
+    argument of its own or after a colon, as in a URL): see `Server.port`."""
+    for _ in range(PORT_ATTEMPTS - 1):
+        try:
+            with _running_server(args, port, log_path, ready_path, env, host) as server:
+                yield server
+                return
+        except PortTaken:
+            new = free_port(ANY_ADDRESS)
+            args = [_with_port(arg, port, new) for arg in args]
+            env = {name: _with_port(value, port, new) for name, value in (env or {}).items()}
+            port = new
+    with _running_server(args, port, log_path, ready_path, env, host) as server:
+        yield server
+
+
+class PortTaken(RuntimeError):
+    """The server exited at start because its port was taken."""
+
+
+@contextlib.contextmanager
+def _running_server(
+    args: Sequence[str],
+    port: int,
+    log_path: Path,
+    ready_path: str,
+    env: Mapping[str, str] | None,
+    host: str,
+) -> Iterator[Server]:
     full_env = {**CONFINED, **os.environ, **(env or {})}
     with log_path.open("wb") as log_file:
         process = subprocess.Popen(
@@ -108,13 +222,24 @@ def running_server(
         )
     base_url = f"http://{host}:{port}"
     try:
-        wait_ready(
-            process,
-            log_path,
-            # `host` is as in a URL: an IPv6 literal comes in brackets, which a socket refuses.
-            lambda left: accepts(host.strip("[]"), port) and answers(base_url + ready_path, left),
-        )
-        yield Server(base_url=base_url, process=process, log_path=log_path)
+        try:
+            wait_ready(
+                process,
+                log_path,
+                # `host` is as in a URL: an IPv6 literal comes in brackets, which a socket refuses.
+                lambda left: (
+                    accepts(host.strip("[]"), port)
+                    and answers(base_url + ready_path, left)
+                    and holds_listener(process.pid, port)
+                ),
+            )
+        except RuntimeError as exc:
+            if process.poll() is not None and _PORT_TAKEN.search(
+                log_path.read_text("utf-8", "replace")
+            ):
+                raise PortTaken(str(exc)) from None
+            raise
+        yield Server(base_url=base_url, process=process, log_path=log_path, port=port)
     finally:
         process.terminate()
         try:

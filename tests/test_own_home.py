@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import HOME_VARIABLES, KEPT_CACHES, REAL_HOME, real_home_reads
 from tests.mcp.conftest import process_env
+from tests.support import ROOT, run_checked
 
 
 @pytest.mark.e2e
@@ -48,3 +51,25 @@ def test_opening_a_file_in_the_real_home_is_seen() -> None:
 def test_each_test_has_a_fresh_home(own_home: Path) -> None:
     assert os.environ["HOME"] == str(own_home)
     assert not any(own_home.iterdir())
+
+
+@pytest.mark.e2e
+def test_the_guard_holds_when_the_real_home_is_in_the_temporary_folder(tmp_path: Path) -> None:
+    # A fresh run whose real HOME lies under /tmp, as a newcomer's `env -i HOME=$(mktemp -d)`:
+    # the temporary folder is allowed, the home in it is not.
+    home = Path(tempfile.mkdtemp(prefix="svc-mcp-real-home-"))
+    try:
+        probe = (
+            "import tests.conftest as c, sys\n"
+            "try:\n    open(sys.argv[1])\nexcept FileNotFoundError:\n    pass\n"
+            "print(c.real_home_reads)"
+        )
+        shown = run_checked(
+            [sys.executable, "-c", probe, str(home / ".secret")],
+            env={**os.environ, "HOME": str(home)},
+            cwd=ROOT,
+            timeout=60,
+        ).stdout
+    finally:
+        shutil.rmtree(home)
+    assert shown.strip() == repr([str(home.resolve() / ".secret")])

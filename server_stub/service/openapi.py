@@ -142,7 +142,7 @@ INTEL = record(
         "issued_at": TIMESTAMP,
         "expires_at": nullable(TIMESTAMP),
         "received_at": TIMESTAMP,
-        "body": {},
+        "body": ANY_OBJECT,
     }
 )
 RECEIPT = record({"id": STRING, "duplicate": BOOLEAN, "received_at": TIMESTAMP})

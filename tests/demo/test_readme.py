@@ -26,7 +26,7 @@ def quick_start_commands() -> list[str]:
 
 def ci_commands() -> list[str]:
     lines = (ROOT / ".ci" / "run").read_text().splitlines()
-    return [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
 def test_the_quick_start_is_the_demo_and_the_check() -> None:

@@ -22,6 +22,7 @@ import pytest
 
 from tests.mcp.conftest import SVC_MCP, process_env, run_commands
 from tests.support import Server, free_port, running_server, wait_ready
+from tests.support_other_user import python
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -35,7 +36,7 @@ INITIALIZE = {
 }
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 NOWHERE = {"PORTAL_API_BASE": "http://127.0.0.1:9", "SERVICE_API_BASE": "http://127.0.0.1:9"}
-AS_NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/python3"]
+AS_NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 OTHER_USER_CALL = """
 import json, sys, urllib.error, urllib.request
 request = urllib.request.Request(sys.argv[1], data=sys.argv[2].encode(), method="POST",
@@ -71,7 +72,11 @@ def start_gateway(state: Path, log: Path, *args: str) -> contextlib.AbstractCont
 
 def as_other_user(script: str, *args: str) -> str:
     done = subprocess.run(
-        [*AS_NOBODY, "-c", script, *args], capture_output=True, text=True, timeout=30, check=True
+        [*AS_NOBODY, str(python()), "-I", "-c", script, *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
     )
     return done.stdout.strip()
 

@@ -3,12 +3,14 @@ machine needs (SVC_TEST_START_SECONDS, default 60 s), and hears at once of one t
 
 from __future__ import annotations
 
+import http.server
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.support import free_port, running_server
+from tests.support import free_port, holds_listener, running_server
 
 pytestmark = pytest.mark.e2e
 
@@ -26,6 +28,25 @@ def test_a_server_is_used_once_its_port_accepts(tmp_path: Path) -> None:
         ["-c", SLOW_SERVER, str(port), "0.5"], port=port, log_path=tmp_path / "log"
     ) as server:
         assert "listening" in server.log()
+
+
+def test_a_port_taken_before_the_server_binds_it_is_traded_for_another(tmp_path: Path) -> None:
+    # Another process took the probed port and answers HTTP on it, as a server the test did not
+    # start would: the test gets its own server, on another port, never the squatter.
+    with http.server.HTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler) as squatter:
+        taken = int(squatter.server_address[1])
+        threading.Thread(target=squatter.serve_forever, daemon=True).start()
+        try:
+            with running_server(
+                ["-c", SLOW_SERVER, str(taken), "0.5"], port=taken, log_path=tmp_path / "log"
+            ) as server:
+                assert server.port != taken
+                assert server.base_url == f"http://127.0.0.1:{server.port}"
+                assert "listening" in server.log()
+                assert holds_listener(server.process.pid, server.port)
+                assert not holds_listener(server.process.pid, taken)
+        finally:
+            squatter.shutdown()
 
 
 def test_a_server_that_exits_early_fails_at_once_with_its_log(tmp_path: Path) -> None:

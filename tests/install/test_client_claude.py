@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.install.conftest import Home, RunCli, servers_of
+from tests.support_npm import npm
 
 CLAUDE_CODE_PACKAGE = "@anthropic-ai/claude-code"
 
@@ -95,17 +96,8 @@ QUIET_CLAUDE_CODE = {
 def claude_code(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Real Claude Code from the npm registry, in a temporary prefix (its native program comes in
     the package; its install script is not run)."""
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.fail("npm is not on PATH: install nodejs and npm (.ci/run does)")
     prefix = tmp_path_factory.mktemp("claude-code")
-    subprocess.run(
-        [npm, "install", "-g", "--prefix", str(prefix), "--no-audit", "--no-fund",
-         CLAUDE_CODE_PACKAGE],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )  # fmt: skip
+    npm("install", "-g", "--prefix", str(prefix), "--no-audit", "--no-fund", CLAUDE_CODE_PACKAGE)
     return prefix / "bin" / "claude"
 
 

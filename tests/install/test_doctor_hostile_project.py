@@ -25,10 +25,10 @@ from tests.install.conftest import Home, RunCli
 from tests.install.test_doctor_trust import findings_of, hostile_url, write
 from tests.mcp.conftest import PortalStub
 from tests.support import free_port
+from tests.support_other_user import OTHER_UID, python
 
 __all__ = ["hostile_url"]  # the fixture, used here too
 
-OTHER_UID = 4242
 KEPT_TOKEN = "kept-gateway-token-" + "k" * 30
 THIS_SVC_MCP = str(Path(sys.executable).parent / "svc-mcp")
 
@@ -170,8 +170,8 @@ class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a): pass
 http.server.HTTPServer(("127.0.0.1", {port}), H).serve_forever()
 """
-    who = [f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups"]
-    command = ["setpriv", *who, "/usr/bin/python3", "-c", script]
+    command = ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups"]
+    command += [str(python()), "-I", "-c", script]
     process = subprocess.Popen(command, cwd="/", stdout=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 10

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +24,7 @@ from tests.install.conftest import SERVICE_TOKEN, StartService
 from tests.install.test_client_claude import QUIET_CLAUDE_CODE, claude_code  # noqa: F401
 from tests.mcp.conftest import PortalStub
 from tests.support import ROOT
+from tests.support_npm import npm
 
 CODEX_PACKAGE = "@openai/codex"
 THIS_UV = Path(sys.executable).parent / "uv"
@@ -65,16 +65,8 @@ def test_doctor_gives_an_entry_the_uv_setting_install_wrote_into_it() -> None:
 @pytest.fixture(scope="session")
 def codex(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Real Codex CLI from the npm registry, in a temporary prefix."""
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.fail("npm is not on PATH: install nodejs and npm (.ci/run does)")
     prefix = tmp_path_factory.mktemp("codex")
-    subprocess.run(
-        [npm, "install", "-g", "--prefix", str(prefix), "--no-audit", "--no-fund", CODEX_PACKAGE],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
+    npm("install", "-g", "--prefix", str(prefix), "--no-audit", "--no-fund", CODEX_PACKAGE)
     return prefix / "bin" / "codex"
 
 

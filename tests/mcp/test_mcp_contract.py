@@ -19,12 +19,13 @@ import httpx
 import jsonschema
 import pytest
 from mcp import ClientSession
-from mcp.types import CallToolResult, ListToolsResult
+from mcp.types import CallToolResult, ListToolsResult, TextContent
 
 from portal_tools.tools import ANYONE, AUDITOR, PORTAL_TOOLS
 from svc_mcp.cli import main as svc_mcp_cli
 from svc_mcp.cli import portal as svc_portal_cli
 from svc_mcp.core.toolspec import ToolSpec
+from svc_mcp.serve.untrusted import QUOTED_MARK, RULE, mark
 from svc_mcp.tools.table import TOOLS
 from tests.mcp.conftest import (
     SVC_MCP,
@@ -155,7 +156,8 @@ def test_every_client_sees_the_rest_data(
     for mcp_view in (view.stdio, view.http):
         result = mcp_view.results[spec.name]
         assert not result.is_error
-        assert result.structured_content == expected_structured(envelope)
+        # With the marker of text written by others first (svc_mcp.serve.untrusted).
+        assert result.structured_content == mark(spec.name, expected_structured(envelope))
 
 
 @pytest.mark.parametrize(("spec", "caller"), REFUSED, ids=case_id)
@@ -180,12 +182,17 @@ def test_every_client_refuses_alike(
     for mcp_view in (view.stdio, view.http):
         result = mcp_view.results[spec.name]
         assert result.is_error
-        texts = [REQUEST_ID.sub("", block.text) for block in result.content]  # type: ignore[union-attr]
-        assert texts == [message]
+        [block] = result.content
+        assert isinstance(block, TextContent)
+        assert block.text.endswith(QUOTED_MARK)  # it quotes the portal's words
+        assert REQUEST_ID.sub("", block.text.removesuffix(QUOTED_MARK)) == message
+        said = result.structured_content["untrusted"]["said"]  # type: ignore[index]
+        assert said.startswith("forbidden: ")
         assert result.structured_content == {
             "kind": "forbidden",
             "message": message.removeprefix("forbidden: "),
             "hint": spec.access,
+            "untrusted": {"said": said, "rule": RULE},
         }
 
 

@@ -15,7 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from svc_mcp.tools.table import TOOLS
 from tests.mcp.conftest import SVC_MCP, PortalStub, process_env, run_commands
-from tests.support import Server, free_port, running_server
+from tests.support import ANY_ADDRESS, Server, free_port, running_server
 
 GATEWAY_TOKEN = "gateway-token-for-the-tests-0123456789"
 ALLOWED_NAME = "mcp.internal.test"
@@ -35,7 +35,9 @@ INITIALIZE = {
 def start_gateway(
     portal: PortalStub, log_path: Path, *extra_args: str, token: str | None = None
 ) -> AbstractContextManager[Server]:
-    port = free_port()
+    # Free on every address, as `--host 0.0.0.0` needs; running_server moves to another port
+    # when the gateway finds it taken by then.
+    port = free_port(ANY_ADDRESS)
     variables = portal.env("auditor")
     if token is not None:
         variables["SVC_MCP_GATEWAY_TOKEN"] = token

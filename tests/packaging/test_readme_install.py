@@ -31,7 +31,7 @@ def test_the_test_command_says_what_it_needs() -> None:
     quick = section(README, "Quick start")
     assert "/usr/bin/chromium" in quick
     assert "apt-get install chromium" in quick
-    assert "`.ci/run`" in quick
+    assert "`.ci/run --deps-only`" in quick
     assert "svc-mcp --version" in quick
 
 

@@ -21,6 +21,7 @@ from tests.e2e import e2e_fixture
 from tests.parallel import one_at_a_time
 from tests.release.loopback_index import BIN, UV
 from tests.support import ROOT
+from tests.support_npm import npm
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import distribution
@@ -31,16 +32,8 @@ UNSHARE = shutil.which("unshare") or "/usr/bin/unshare"
 
 @e2e_fixture(scope="session")
 def mcpb(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.fail("npm is not on PATH: install nodejs and npm (.ci/run does)")
     prefix = tmp_path_factory.mktemp("mcpb")
-    subprocess.run(
-        [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", MCPB_PACKAGE],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
+    npm("install", "--prefix", str(prefix), "--no-audit", "--no-fund", MCPB_PACKAGE)
     return prefix / "node_modules" / ".bin" / "mcpb"
 
 

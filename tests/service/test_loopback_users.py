@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,11 +15,11 @@ import pytest
 from tests.service.conftest import TOKEN, WRONG
 from tests.service.test_e2e import client_from, security_events, stop
 from tests.service.test_e2e_guard import service
-from tests.support import ROOT, Server
+from tests.support import Server
+from tests.support_other_user import AS_OTHER_USER, OTHER_UID, python
 
 pytestmark = pytest.mark.e2e
 
-OTHER_UID = 4242
 ME = f"loopback:uid={os.getuid()}"
 OTHER = f"loopback:uid={OTHER_UID}"
 SEND = """
@@ -40,7 +39,7 @@ def as_other_user(home: Path, *command: str, **env: str) -> subprocess.Completed
     home.mkdir(exist_ok=True)
     os.chown(home, OTHER_UID, OTHER_UID)
     return subprocess.run(
-        ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups", *command],
+        [*AS_OTHER_USER, *command],
         env={"PATH": "/usr/bin:/bin", "HOME": str(home), **env},
         cwd=home,
         capture_output=True,
@@ -52,7 +51,7 @@ def as_other_user(home: Path, *command: str, **env: str) -> subprocess.Completed
 
 def other_user_sends(server: Server, home: Path, token: str, sources: list[str]) -> list[int]:
     port = server.base_url.rsplit(":", 1)[1]
-    done = as_other_user(home, sys.executable, "-I", "-c", SEND, port, *sources, TRY_TOKEN=token)
+    done = as_other_user(home, str(python()), "-I", "-c", SEND, port, *sources, TRY_TOKEN=token)
     assert done.returncode == 0, done.stderr
     statuses = json.loads(done.stdout)
     assert isinstance(statuses, list)
@@ -132,13 +131,12 @@ def test_the_lockout_hint_names_the_lockout_not_the_token(demo_db: Path, tmp_pat
         assert other_user_sends(server, home, WRONG, ["127.0.0.1"] * 8)[-1] == 429
         done = as_other_user(
             home,
-            sys.executable,
+            str(python()),
             "-m",
             "svc_mcp",
             "get_system",
             SERVICE_API_BASE=server.base_url,
             SERVICE_API_TOKEN=TOKEN,
-            PYTHONPATH=f"{ROOT / 'src'}:{ROOT}",
         )
     told = done.stdout + done.stderr
     assert done.returncode != 0

@@ -15,8 +15,8 @@ import pytest
 from svc_serving.loopback import is_loopback_address
 from svc_serving.peer_owner import loopback_owner
 from tests.support import ROOT
+from tests.support_other_user import OTHER_UID, as_other_user, python
 
-OTHER_UID = 4242
 HOLD = (
     "import socket, sys; c = socket.create_connection((sys.argv[1], int(sys.argv[2]))); c.recv(1)"
 )
@@ -32,7 +32,7 @@ def accepted_from(
         server.listen()
         prefix = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"] if uid else []
         port = str(server.getsockname()[1])
-        client = subprocess.Popen([*prefix, sys.executable, "-I", "-c", HOLD, host, port], cwd="/")
+        client = subprocess.Popen([*prefix, str(python()), "-I", "-c", HOLD, host, port], cwd="/")
         try:
             accepted, _ = server.accept()
             with accepted:
@@ -64,9 +64,8 @@ def test_an_ipv4_client_of_a_dual_stack_listener_is_found() -> None:
         server.bind(("::", 0))
         server.listen()
         port = str(server.getsockname()[1])
-        command = ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups"]
         client = subprocess.Popen(
-            [*command, sys.executable, "-I", "-c", HOLD, "127.0.0.3", port], cwd="/"
+            as_other_user(str(python()), "-I", "-c", HOLD, "127.0.0.3", port), cwd="/"
         )
         accepted, _ = server.accept()
         with accepted:

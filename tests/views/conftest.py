@@ -16,6 +16,7 @@ from svc_mcp.demo.stubs import DemoStubs, running_stubs
 from tests.e2e import e2e_fixture
 from tests.mcp.conftest import process_env
 from tests.support import free_port, running_server
+from tests.support_npm import npm as run_npm
 
 HERE = Path(__file__).parent
 APPS = {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
@@ -50,12 +51,12 @@ def node_tools(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (`@modelcontextprotocol/ext-apps/app-bridge`) bundled for a browser page."""
     npm, npx = shutil.which("npm"), shutil.which("npx")
     if npm is None or npx is None:
-        pytest.fail("the view tests need node and npm (apt-get install -y nodejs npm)")
+        pytest.fail("the view tests need node and npm (.ci/run --deps-only installs them)")
     root = tmp_path_factory.mktemp("views-node")
     for name in ("package.json", "package-lock.json"):
         shutil.copy(HERE / name, root / name)
     quiet = ["--no-audit", "--no-fund", "--loglevel=error", "--ignore-scripts"]
-    subprocess.run([npm, "ci", *quiet], cwd=root, check=True, timeout=600)
+    run_npm("ci", *quiet, cwd=root, timeout=600)
     (root / "bridge-entry.mjs").write_text(
         'import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";\n'
         "window.McpApps = { AppBridge, PostMessageTransport };\n"

@@ -32,6 +32,7 @@ from svc_mcp.core.errors import (
     Unavailable,
     Unreachable,
 )
+from svc_mcp.core.safe_text import visible
 from svc_mcp.core.telemetry import BackendRequest
 from svc_serving.contracts import MAX_TARGET_BYTES
 
@@ -271,7 +272,23 @@ def _failure(
     error = envelope.get("error") if envelope else None
     code = error.get("code") if isinstance(error, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
-    said = connection.scrub(f"{code}: {message}") if code and message else "no error envelope"
+    said = connection.scrub(f"{code}: {message}") if code and message else None
+    failure = _failure_for_status(connection, request, status, retry_after, code, said, needs)
+    if said is not None and visible(said) in str(failure):
+        failure.quoted = visible(said)
+    return failure
+
+
+def _failure_for_status(
+    connection: Connection,
+    request: str,
+    status: int,
+    retry_after: str | None,
+    code: object,
+    said: str | None,
+    needs: str,
+) -> CallError:
+    said = said or "no error envelope"
     service, variable = connection.service, connection.credential_variable
     if status == 401:
         if connection.token:

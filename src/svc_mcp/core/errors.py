@@ -24,6 +24,9 @@ class CallError(Exception):
         super().__init__(visible(message))
         self.hint = hint
         self.retry_after = retry_after
+        self.quoted: str | None = None
+        """The backend's own words the message quotes (its error code and message), which
+        the MCP face marks as written by others."""
         self.request_id: str | None = None
         """The id of the backend request that failed (its trace id when tracing is on), which
         the backend's access log carries: what a person hands an operator."""

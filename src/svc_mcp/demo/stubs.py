@@ -35,6 +35,7 @@ from server_stub.service.demo_data import write_demo_database
 from svc_mcp.core.backends import PORTAL, SERVICE, Backend, backend_variables
 from svc_mcp.core.failures import FailureKind
 from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE
+from svc_serving.peer_owner import loopback_owner
 
 HOST = "127.0.0.1"
 TEMP_PREFIX = "svc-mcp-demo-"
@@ -210,7 +211,6 @@ def _wait_ready(stub: Stub, timeout: float = START_TIMEOUT) -> None:
                 )
             try:
                 client.get(stub.base_url + stub.ready_path)
-                return
             except httpx.TransportError:
                 if time.monotonic() > deadline:
                     raise DemoFailed(
@@ -219,6 +219,27 @@ def _wait_ready(stub: Stub, timeout: float = START_TIMEOUT) -> None:
                         kind=FailureKind.UNREACHABLE,
                     ) from None
                 time.sleep(0.05)
+            else:
+                _check_listener_is_ours(stub)
+                return
+
+
+def _check_listener_is_ours(stub: Stub) -> None:
+    """Another local user may take a stub's port before the stub binds it (the port is chosen
+    first, and /proc shows the demo's command lines): the demo sends its tokens only to a
+    listener of its own uid, as the kernel reports the owner of the socket it connected to."""
+    port = int(stub.base_url.rsplit(":", 1)[1])
+    try:
+        with socket.create_connection((HOST, port), timeout=1.0) as probe:
+            owner = loopback_owner((HOST, port), probe.getsockname()[:2])
+    except OSError:
+        owner = None
+    if owner != os.getuid():
+        whose = "whose owner the kernel would not say" if owner is None else f"of uid {owner}"
+        raise DemoFailed(
+            f"port {port} of the {stub.name} stub is held by another program {whose}: "
+            "the demo sends it no token; run the demo again"
+        )
 
 
 def stop(stubs: Sequence[Stub]) -> None:

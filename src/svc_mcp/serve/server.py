@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from importlib.metadata import version
 from typing import Any
 
@@ -50,6 +51,7 @@ from svc_mcp.core.client import LazyClient
 from svc_mcp.core.errors import CallError, NotFound
 from svc_mcp.core.settings import TIMEOUT_SECONDS, timeout_seconds
 from svc_mcp.core.toolspec import ToolSpec
+from svc_mcp.serve import untrusted
 from svc_mcp.serve.request_selection import Narrowing, SelectionRefused
 from svc_mcp.serve.schemas import output_schema
 from svc_mcp.serve.spans import RequestSpans
@@ -305,16 +307,17 @@ async def _run(
         result = await call_tool(spec, arguments, http, slot)
     except CallError as error:
         return _error_result(error)
+    structured = untrusted.mark(spec.name, result.structured())
     return CallToolResult(
-        content=[TextContent(type="text", text=result.text(spec.name))],
-        structured_content=result.structured(),
+        content=[TextContent(type="text", text=replace(result, data=structured).text(spec.name))],
+        structured_content=structured,
     )
 
 
 def _error_result(error: CallError) -> CallToolResult:
     return CallToolResult(
-        content=[TextContent(type="text", text=f"{error.kind}: {error.told()}")],
-        structured_content=error.as_dict(),
+        content=[TextContent(type="text", text=untrusted.error_text(error))],
+        structured_content={**error.as_dict(), **untrusted.quoted_error(error.quoted)},
         is_error=True,
     )
 

@@ -112,7 +112,7 @@ class RiskLimit(ServiceRecord):
     limit: float
     current: float
     unit: str
-    utilization: float = Field(description="current / limit.")
+    utilization: float | None = Field(description="current / limit; null when the limit is 0.")
     status: Literal["ok", "warning", "breached"]
     updated_at: AwareDatetime
 
