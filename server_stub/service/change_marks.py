@@ -62,13 +62,25 @@ class ChangeMarks:
         self._file_handle = KEPT_FILES.handle(database) if database else None
         self._shm_path = database.with_name(database.name + "-shm") if database else None
         self._shm_handle: int | None = None
+        self._wal_held = False
 
     def read(self) -> bytes | None:
-        """The database header and, in WAL mode, the WAL-index header; None when unreadable."""
+        """The database header and, in WAL mode, the WAL-index header; None when unreadable.
+
+        Once the header said WAL, only the WAL-index header is read: the caller's connection asks
+        its question on these marks (they changed), so from then on it is a WAL reader, and a WAL
+        reader's connection holds a shared lock on the database between its reads, which keeps
+        any other connection from switching the database out of WAL while it lives (it gets
+        SQLITE_BUSY). The marks are for one connection: a new one takes new marks."""
+        if self._wal_held:
+            return _read_head(self._shm_handle, _WAL_INDEX_HEADER_BYTES)
         header = _read_head(self._file_handle, _DB_HEADER_BYTES)
         if header is None or header[_WAL_MODE] != b"\x02\x02":
             return header
         if self._shm_handle is None and self._shm_path is not None:
             self._shm_handle = KEPT_FILES.handle(self._shm_path)
         wal_index = _read_head(self._shm_handle, _WAL_INDEX_HEADER_BYTES)
-        return None if wal_index is None else header + wal_index
+        if wal_index is None:
+            return None
+        self._wal_held = True
+        return header + wal_index
