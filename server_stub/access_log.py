@@ -9,6 +9,8 @@ token.
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import json
 import logging
 import sys
@@ -26,6 +28,8 @@ _MEMO_LIMIT = 256
 _quoted: dict[str | None, str] = {}
 """Peers and methods as JSON strings: a server sees few of each, so each is escaped once."""
 _stamp: list[tuple[int, str]] = [(-1, "")]
+_pending: list[str] = []
+"""Lines waiting for the end of the loop's round (`write_line`)."""
 
 
 def enabled() -> bool:
@@ -33,9 +37,31 @@ def enabled() -> bool:
 
 
 def write_line(line: str) -> None:
-    """`line` on stderr as is. stderr is line-buffered, so each line is one write, visible at once
-    to `tail -f`; a log record, its handler lock and formatter cost ten times as much."""
-    sys.stderr.write(line + "\n")
+    """`line` on stderr as is; a log record, its handler lock and formatter cost ten times as much.
+    On the event loop, the lines of one round of the loop (the responses it completed, several
+    under load) are gathered and written together once that round ends: one system call for all,
+    still before the loop reads what comes next. Elsewhere at once (stderr is line-buffered)."""
+    if _pending:
+        _pending.append(line)
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        sys.stderr.write(line + "\n")
+        return
+    _pending.append(line)
+    loop.call_soon(flush_lines)
+
+
+def flush_lines() -> None:
+    """Writes the gathered lines (also at exit, should the loop stop with some)."""
+    if _pending:
+        text = "\n".join(_pending) + "\n"
+        _pending.clear()
+        sys.stderr.write(text)
+
+
+atexit.register(flush_lines)
 
 
 def write_access_line(scope: Scope, status: int, elapsed_ms: float) -> None:

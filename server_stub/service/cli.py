@@ -76,7 +76,13 @@ def serve(
             f"`svc-stub demo-data service --db {settings.db_path}`"
         )
     from server_stub.service.storage import start_problem, use_wal
+    from svc_serving.confine_paths import shared_write_scope
 
+    # Before anything is made beside the database; confined or not (SVC_STUB_CONFINEMENT=off),
+    # others could plant or swap the files the service writes there.
+    if problem := shared_write_scope(settings.db_path):
+        typer.echo(f"svc-stub service: refusing to start: {problem}", err=True)
+        raise typer.Exit(EXIT_REFUSED)
     if problem := start_problem(settings.db_path):
         raise _fail(problem)
     if problem := use_wal(settings.db_path):

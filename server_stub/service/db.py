@@ -6,12 +6,14 @@ inode) or removed, the connection is dropped, so the server never serves a stale
 
 Shaped results are cached per query until the data changes: `PRAGMA data_version` changes whenever
 any other connection, in any process (the local admin, the daemon), commits to the file. Asking it
-costs nine system calls, so it is asked only when the file or its `-wal` looks different from the
-last time it was asked (inode, size, modification and change times: a commit in WAL mode writes
-the `-wal` and need not touch the file, one in rollback mode writes the file), or when either had
-been written within `QUIET_NS` of that last question (a file system stamps times at a coarse tick,
-and a second commit in the same tick would leave them as they were). A commit is seen on the very
-next request either way.
+costs nine system calls, so it is asked only when SQLite's own change marks moved since the last
+time it was asked: the database file's header (its change counter moves with every commit in
+rollback mode) and, in WAL mode, the WAL-index header at the start of `<db>-shm` (rewritten by every
+commit at the moment it becomes visible: its change counter, frame count and checksums). Both are
+read with one `pread` each on handles kept open (`server_stub.service.change_marks`), before the
+question, so a commit published after the read is seen by the next request. File times are no
+signal: a WAL writer stamps `<db>-wal` when it writes its frames, which may be long (an fsync, a
+stall) before it publishes them.
 
 All use happens on the event loop thread (the routes are async), so a locked database is waited
 for only briefly (`READ_BUSY_SECONDS`): a commit holds its lock for milliseconds, and a longer
@@ -22,7 +24,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from urllib.parse import quote
 
 from server_stub.http import PageRequest, encode_cursor
 from server_stub.service import shapes
+from server_stub.service.change_marks import ChangeMarks
 from server_stub.service.private_dir import within_own_files
 from server_stub.service.shapes import Row
 from server_stub.service.storage import STORAGE_FAULTS, StorageFault, classify, has_write_access
@@ -43,11 +45,6 @@ MAX_CACHED_RESULTS = 64
 MAX_CACHED_PAGE_ROWS = 100
 READ_BUSY_SECONDS = 0.25
 _SQLITE = {"db.system.name": "sqlite"}
-# Far above any file system's timestamp tick (Linux: a jiffy, at most 10 ms).
-QUIET_NS = 200_000_000
-FileLook = tuple[int, int, int, int]
-"""A file's inode, size, modification and change times (ns); zeros for a missing file."""
-_NO_FILE: FileLook = (0, 0, 0, 0)
 Condition = tuple[str, str | tuple[str, ...] | None]
 """A WHERE fragment and its value; skipped when None, `{}` expands to one `?` per tuple item."""
 
@@ -99,34 +96,16 @@ def read_only_uri(path: Path) -> str:
     return f"file:{quote(str(path.resolve()))}?mode=ro"
 
 
-def _file_look(status: os.stat_result) -> FileLook:
-    return (status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
-
-
-def _wal_look(path: Path) -> FileLook:
-    try:
-        return _file_look(os.stat(path.with_name(path.name + "-wal")))
-    except OSError:
-        return _NO_FILE
-
-
-def _last_change(look: tuple[FileLook, FileLook]) -> int:
-    return max(max(one[2:]) for one in look)
-
-
 class ServiceDatabase:
-    def __init__(self, path: Path | None, wall_clock_ns: Callable[[], int] = time.time_ns) -> None:
-        """`wall_clock_ns` judges whether the files have been quiet for `QUIET_NS` (file times
-        are wall-clock times); tests pass a fake one."""
+    def __init__(self, path: Path | None) -> None:
         self.path = path
-        self._wall_clock_ns = wall_clock_ns
         self._connection: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None
         self._cache: dict[Hashable, Any] = {}
         self._cached_version: int | None = None
-        self._look: tuple[FileLook, FileLook] | None = None
-        """The database file's look and its `-wal`'s, at the last use."""
-        self._look_when_asked: tuple[FileLook, FileLook] | None = None
+        self._marks = ChangeMarks()
+        self._marks_when_asked: bytes | None = None
+        """SQLite's change marks read just before the last `PRAGMA data_version`."""
         self._opened_without_write_access = False
 
     def close(self) -> None:
@@ -136,7 +115,8 @@ class ServiceDatabase:
         self._opened_without_write_access = False
         self._cache.clear()
         # data_version counts per connection: a new one's numbers compare with nothing kept.
-        self._cached_version, self._look_when_asked = None, None
+        self._cached_version, self._marks_when_asked = None, None
+        self._marks = ChangeMarks()
 
     def _cached(self, key: Hashable | None, compute: Callable[[sqlite3.Connection], _T]) -> _T:
         """`compute(connection)`, or its earlier result when nothing was committed since.
@@ -144,14 +124,13 @@ class ServiceDatabase:
         with child("sqlite.query", **_SQLITE), self.reading() as connection:
             if key is None:
                 return compute(connection)
-            look = self._look
-            if look is None or look != self._look_when_asked:
+            marks = self._marks.read()
+            if marks is None or marks != self._marks_when_asked:
                 version = connection.execute("PRAGMA data_version").fetchone()[0]
                 if version != self._cached_version:
                     self._cache.clear()
                     self._cached_version = version
-                quiet = look is not None and self._wall_clock_ns() - _last_change(look) > QUIET_NS
-                self._look_when_asked = look if quiet else None
+                self._marks_when_asked = marks
             if len(self._cache) >= MAX_CACHED_RESULTS:
                 self._cache.clear()
             if key in self._cache:
@@ -179,7 +158,6 @@ class ServiceDatabase:
             self.close()
             raise DatabaseUnavailable("database file missing") from None
         identity = (status.st_dev, status.st_ino)
-        self._look = (_file_look(status), _wal_look(self.path))
         if self._connection is None or identity != self._identity:
             self.close()
             try:
@@ -198,6 +176,7 @@ class ServiceDatabase:
                 raise _unavailable(exc, "opening") from None
             connection.row_factory = sqlite3.Row
             self._connection, self._identity = connection, identity
+            self._marks = ChangeMarks(self.path.resolve())
             self._opened_without_write_access = not has_write_access(self.path)
         return self._connection
 

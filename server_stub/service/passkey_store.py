@@ -1,13 +1,15 @@
-"""The registered passkeys, kept in `<db_path>.private/webauthn.json` beside the database.
+"""The registered passkeys, kept in `<db_path>.webauthn` beside the database (spec 2).
 
 The file is one JSON document (`"format": "svc.webauthn.v1"`): the operator's WebAuthn user handle
 and each passkey's credential id, COSE public key, sign counter, RP id, label and times (binary
-values unpadded base64url). Every change writes a complete new file atomically and mode 0600
-(`write_json_atomically`); the copy in memory changes only after the file did, so a failed write
-changes nothing. It is the server's only file write besides the intel intake; the database itself
-stays read-only. The file and its temporary one live in the service's private folder
-(`server_stub.service.private_dir`), the one folder it may create files in once confined; a
-`<db_path>.webauthn` of an earlier version is moved there at start.
+values unpadded base64url); empty until the first passkey is registered. It is created (mode
+0600) at start, before the service is confined, and granted to it by name: a confined service may
+create nothing in the folder that holds the database. So every change rewrites it in place, whole
+across a crash (`server_stub.service.in_place`: an undo journal, `webauthn.journal`, in the
+service's private folder `<db_path>.private/`); the copy in memory changes only after the file did,
+so a failed write changes nothing. It is the server's only file write besides the intel intake;
+the database itself stays read-only. The `<db_path>.private/webauthn.json` of the previous
+version is moved into it at start.
 
 A file that cannot be read or is not a valid document stops start-up (`PasskeyFileCorrupt`, a
 `StartupRefused`) and is left untouched: replacing it would silently forget every passkey.
@@ -16,15 +18,17 @@ A file that cannot be read or is not a valid document stops start-up (`PasskeyFi
 from __future__ import annotations
 
 import binascii
+import json
 import os
+import stat
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 from webauthn.helpers import base64url_to_bytes, bytes_to_base64url, generate_user_handle
 
-from server_stub.files import write_json_atomically
-from server_stub.service.private_dir import make_private_dir, private_dir
+from server_stub.service.in_place import recover, write_in_place
+from server_stub.service.private_dir import make_private_dir, passkey_file
 from server_stub.service.settings import StartupRefused
 
 FILE_FORMAT: Final = "svc.webauthn.v1"
@@ -81,25 +85,46 @@ class _PasskeyFile(BaseModel):
         return self
 
 
-def passkey_file(db_path: Path) -> Path:
-    return private_dir(db_path) / "webauthn.json"
-
-
 def open_passkey_store(db_path: Path) -> PasskeyStore:
-    """The store of the database at `db_path`, its private folder made (StartupRefused when it
-    cannot be used), the file of an earlier version moved into it."""
-    make_private_dir(db_path)
+    """The store of the database at `db_path`, its file and private folder made (StartupRefused
+    when either cannot be used), an interrupted write undone, the previous version's file moved in.
+    Called before confinement."""
+    folder = make_private_dir(db_path)
     path = passkey_file(db_path)
-    earlier = db_path.with_name(db_path.name + ".webauthn")
-    if earlier.is_file() and not earlier.is_symlink() and not path.exists():
-        os.replace(earlier, path)
-    return PasskeyStore(path)
+    _create_private_file(path)
+    store = PasskeyStore(path, folder / "webauthn.journal")
+    previous = folder / "webauthn.json"
+    if not len(store) and previous.is_file() and not previous.is_symlink():
+        store.take_over(PasskeyStore(previous, folder / "webauthn.json.journal"))
+        previous.unlink()
+    return store
+
+
+def _create_private_file(path: Path) -> None:
+    """`path` as a regular file of this user's, mode 0600, made empty if missing."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise StartupRefused(f"cannot create the passkey file {path}: {exc.strerror}") from None
+    try:
+        state = os.fstat(descriptor)
+        if not stat.S_ISREG(state.st_mode) or state.st_uid != os.geteuid():
+            raise StartupRefused(f"the passkey file {path} must be a regular file of this user's")
+        if stat.S_IMODE(state.st_mode) & 0o077:
+            os.fchmod(descriptor, 0o600)
+    finally:
+        os.close(descriptor)
 
 
 class PasskeyStore:
-    def __init__(self, path: Path) -> None:
-        """Loads `path` (a missing file is an empty store); raises PasskeyFileCorrupt."""
-        self.path = path
+    def __init__(self, path: Path, journal: Path) -> None:
+        """Loads `path` (a missing or empty file is an empty store), first undoing a write that
+        `journal` shows was interrupted; raises PasskeyFileCorrupt."""
+        self.path, self._journal = path, journal
+        try:
+            recover(path, journal)
+        except OSError as exc:
+            raise self._refusal(f"an interrupted write cannot be undone: {exc.strerror}") from None
         document = self._load()
         self.user_handle = (
             base64url_to_bytes(document.user_handle) if document else generate_user_handle()
@@ -115,6 +140,8 @@ class PasskeyStore:
         except OSError as exc:
             reason = exc.strerror or type(exc).__name__
             raise self._refusal(f"it cannot be read: {reason}") from None
+        if not raw:
+            return None
         try:
             return _PasskeyFile.model_validate_json(raw)
         except ValidationError as exc:
@@ -151,6 +178,11 @@ class PasskeyStore:
         used = passkey.model_copy(update={"sign_count": sign_count, "last_used_at": used_at})
         self._commit({**self._passkeys, passkey.id: used})
 
+    def take_over(self, other: PasskeyStore) -> None:
+        """Keeps `other`'s user handle and passkeys from now on (written here)."""
+        self.user_handle = other.user_handle
+        self._commit({passkey.id: passkey for passkey in other.passkeys()})
+
     def remove(self, passkey: Passkey) -> None:
         self._commit({key: value for key, value in self._passkeys.items() if key != passkey.id})
 
@@ -160,5 +192,6 @@ class PasskeyStore:
             user_handle=bytes_to_base64url(self.user_handle),
             passkeys=list(passkeys.values()),
         )
-        write_json_atomically(self.path, document.model_dump(mode="json"))
+        text = json.dumps(document.model_dump(mode="json"), indent=2) + "\n"
+        write_in_place(self.path, self._journal, text.encode())
         self._passkeys = passkeys

@@ -15,7 +15,7 @@ Routes, all under PREFIX:
 The relying party comes from `RelyingPartyResolver`, the challenges from `ChallengeStore` (single
 use, expiring, bound to the browser that asked: a registration's to its session, a login's to a
 random nonce in the `svc_passkey_login` cookie set with the options), the passkeys from
-`PasskeyStore` (`<db_path>.private/webauthn.json`). User presence is always required; user
+`PasskeyStore` (`<db_path>.webauthn`). User presence is always required; user
 verification is preferred, not required (the token alone is one factor too). The
 sign counter follows the WebAuthn rule as py_webauthn applies it: 0 stays allowed for authenticators
 that keep no counter, otherwise it must grow.

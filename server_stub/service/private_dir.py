@@ -3,10 +3,10 @@
 Landlock grants a right on a file or on everything beneath a folder, and it cannot grant "create a
 file named X here". So the service is granted the database file and SQLite's sidecars by name
 (`<db>-journal`, `<db>-wal`, `<db>-shm`: the ones its journal mode needs are created empty before
-confinement, and the rollback journal is kept in place rather than deleted, `within_own_files`), and
-one folder of its own beside the database, `<db>.private/` (mode 0700): the passkey file with the
-temporary file of its atomic replacement. Never the folder that holds the database, which may be
-HOME.
+confinement, and the rollback journal is kept in place rather than deleted, `within_own_files`),
+spec 2's passkey file `<db>.webauthn` by name too (created before confinement, rewritten in place),
+and one folder of its own beside the database, `<db>.private/` (mode 0700): the undo journal of the
+passkey file's writes. Never the folder that holds the database, which may be HOME.
 """
 
 from __future__ import annotations
@@ -27,9 +27,19 @@ def private_dir(db_path: Path) -> Path:
     return db_path.with_name(db_path.name + ".private")
 
 
+def passkey_file(db_path: Path) -> Path:
+    """Spec 2's `<db_path>.webauthn` (server_stub.service.passkey_store)."""
+    return db_path.with_name(db_path.name + ".webauthn")
+
+
 def database_files(db_path: Path) -> tuple[Path, ...]:
-    """The database and every sidecar SQLite may use, whether or not each exists yet."""
-    return (db_path, *(db_path.with_name(db_path.name + suffix) for suffix in SIDECARS))
+    """The database, every sidecar SQLite may use and the passkey file: the service's own files
+    beside the database, granted by name, whether or not each exists yet."""
+    return (
+        db_path,
+        *(db_path.with_name(db_path.name + suffix) for suffix in SIDECARS),
+        passkey_file(db_path),
+    )
 
 
 def _refused(message: str) -> Exception:
@@ -57,20 +67,22 @@ def make_private_dir(db_path: Path) -> Path:
     ):
         raise _refused(
             f"{folder} must be a folder owned by this user with mode 0700 "
-            "(the data service keeps its passkeys and temporary files there)"
+            "(the data service keeps the journal of its passkey file's writes there)"
         )
     return folder
 
 
 def prepare_database_files(db_path: Path) -> None:
-    """Before confinement: the private folder and the sidecars the journal mode needs, created
-    empty (never through a symbolic link) so that their file rules have a file to name."""
+    """Before confinement: the private folder, the sidecars the journal mode needs and the
+    passkey file, created empty if missing (never through a symbolic link) so that their file rules
+    have a file to name."""
     make_private_dir(db_path)
     with db_path.open("rb") as handle:
         header = handle.read(_WAL_HEADER_OFFSET + 2)
     wal = header[_WAL_HEADER_OFFSET : _WAL_HEADER_OFFSET + 2] == b"\x02\x02"
-    for suffix in ("-wal", "-shm") if wal else ("-journal",):
-        sidecar = db_path.with_name(db_path.name + suffix)
+    suffixes = ("-wal", "-shm") if wal else ("-journal",)
+    sidecars = [db_path.with_name(db_path.name + suffix) for suffix in suffixes]
+    for sidecar in (*sidecars, passkey_file(db_path)):
         try:
             flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
             os.close(os.open(sidecar, flags, 0o600))

@@ -33,9 +33,9 @@ from pathlib import Path
 
 from server_stub.confinement import SETTING as STUB_SETTING
 from server_stub.confinement import confine_service, portal_policy
-from server_stub.files import write_json_atomically
 from server_stub.service.db import DatabaseUnavailable, ServiceDatabase
-from server_stub.service.private_dir import private_dir, within_own_files
+from server_stub.service.in_place import write_in_place
+from server_stub.service.private_dir import passkey_file, private_dir, within_own_files
 from svc_mcp.serve.confinement import SETTING as MCP_SETTING
 from svc_mcp.serve.confinement import gateway_policy, stdio_policy
 from svc_serving import confine as confinement
@@ -215,7 +215,7 @@ def database_writes(db: Path) -> dict[str, str]:
             connection.close()
 
     def passkeys() -> None:
-        write_json_atomically(private_dir(db) / "webauthn.json", {"probe": True})
+        write_in_place(passkey_file(db), private_dir(db) / "webauthn.journal", b'{"probe": 1}')
 
     def sort_beyond_the_cache() -> None:
         with ServiceDatabase(db).reading() as connection:

@@ -93,7 +93,8 @@ def test_project_metadata_license_and_version() -> None:
 GENERATED = [
     "svc.db",
     "svc.db-journal",
-    "svc.db.private/webauthn.json",
+    "svc.db.webauthn",
+    "svc.db.private/webauthn.journal",
     "envelope.json",
     "portal-data/catalog.json",
 ]

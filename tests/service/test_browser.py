@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from server_stub.service.passkey_store import passkey_file
+from server_stub.service.private_dir import passkey_file
 from tests.service.conftest import TOKEN, WRONG
 from tests.support import ROOT, Server, free_port, running_server
 
@@ -178,7 +178,10 @@ def test_dashboard_token_and_passkey_login_in_chromium(
     assert credential["isResidentCredential"] is True
     assert credential["rpId"] == "localhost"
     stored = passkey_file(database)
+    assert stored == database.with_name(database.name + ".webauthn")  # spec 2's file
     assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+    (kept,) = json.loads(stored.read_text())["passkeys"]
+    assert (kept["label"], kept["rp_id"]) == ("virtual key", "localhost")
     page.screenshot(path=ARTIFACTS / "dashboard.png", full_page=True)
 
     # Log out, then sign in with the passkey alone.

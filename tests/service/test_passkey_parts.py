@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -25,10 +27,9 @@ from server_stub.service.passkey_store import (
     PasskeyFileCorrupt,
     PasskeyStore,
     open_passkey_store,
-    passkey_file,
 )
 from server_stub.service.passkeys import PREFIX
-from server_stub.service.private_dir import make_private_dir
+from server_stub.service.private_dir import make_private_dir, passkey_file, private_dir
 from server_stub.service.relying_party import RelyingParty, RelyingPartyResolver
 from server_stub.service.settings import ServiceSettings, StartupRefused
 from tests.service.authenticator import SoftwareAuthenticator
@@ -247,59 +248,99 @@ def sample(label: str = "laptop") -> Passkey:
     )
 
 
-def test_the_file_is_written_atomically_with_mode_0600(tmp_path: Path) -> None:
-    store = open_passkey_store(tmp_path / "service.db")
-    path = passkey_file(tmp_path / "service.db")
-    assert store.path == path == tmp_path / "service.db.private" / "webauthn.json"
-    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-    assert not path.exists()  # nothing written until something is registered
+def test_the_file_is_spec_2s_and_rewritten_in_place_with_mode_0600(tmp_path: Path) -> None:
+    """`<db_path>.webauthn`, made empty at start (before confinement); each change rewrites the
+    same inode, and leaves nothing else in either folder."""
     old_umask = os.umask(0o000)
     try:
-        store.add(sample("one"))
+        store = open_passkey_store(tmp_path / "service.db")
     finally:
         os.umask(old_umask)
+    path = passkey_file(tmp_path / "service.db")
+    assert store.path == path == tmp_path / "service.db.webauthn"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert path.read_bytes() == b""  # no passkey yet
     first_inode = path.stat().st_ino
+    store.add(sample("one"))
     store.add(sample("two"))
-    assert path.stat().st_ino != first_inode  # a new file replaced the old one
+    assert path.stat().st_ino == first_inode
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert sorted(p.name for p in path.parent.iterdir()) == ["webauthn.json"]  # no temp left
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "service.db.private",
+        "service.db.webauthn",
+    ]
+    assert list(private_dir(tmp_path / "service.db").iterdir()) == []  # the journal is gone
     document = json.loads(path.read_text())
     assert document["format"] == "svc.webauthn.v1"
     assert [p["label"] for p in document["passkeys"]] == ["one", "two"]
 
 
 def test_the_file_survives_a_restart_with_the_same_user_handle(tmp_path: Path) -> None:
-    path = tmp_path / "service.db.webauthn"
-    store = PasskeyStore(path)
+    path, journal = tmp_path / "service.db.webauthn", tmp_path / "journal"
+    store = PasskeyStore(path, journal)
     passkey = sample()
     store.add(passkey)
-    again = PasskeyStore(path)
+    again = PasskeyStore(path, journal)
     assert again.passkeys() == [passkey]
     assert again.user_handle == store.user_handle
     again.remove(passkey)
-    assert PasskeyStore(path).passkeys() == []
+    assert PasskeyStore(path, journal).passkeys() == []
+
+
+def test_an_empty_file_is_an_empty_store(tmp_path: Path) -> None:
+    path = tmp_path / "service.db.webauthn"
+    path.write_bytes(b"")
+    assert PasskeyStore(path, tmp_path / "journal").passkeys() == []
 
 
 def test_a_failed_write_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "service.db.webauthn"
-    store = PasskeyStore(path)
+    """The file itself fails halfway (a full disk): its old content is put back at once."""
+    path, journal = tmp_path / "service.db.webauthn", tmp_path / "private" / "journal"
+    journal.parent.mkdir()
+    store = PasskeyStore(path, journal)
     store.add(sample("kept"))
     before = path.read_bytes()
+    pwrite = os.pwrite
 
-    def full_disk(*args: object) -> None:
-        raise OSError(28, "No space left on device")
+    def full_disk(descriptor: int, data: bytes, offset: int) -> int:
+        if b'"lost"' in bytes(data):
+            pwrite(descriptor, bytes(data)[:40], offset)
+            raise OSError(28, "No space left on device")
+        return pwrite(descriptor, data, offset)
 
-    monkeypatch.setattr(os, "replace", full_disk)
+    monkeypatch.setattr(os, "pwrite", full_disk)
     with pytest.raises(OSError, match="No space"):
         store.add(sample("lost"))
     assert [p.label for p in store.passkeys()] == ["kept"]
     assert path.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["service.db.webauthn"]
+    assert not journal.exists()
+
+
+def test_a_write_cut_short_is_undone_at_the_next_start(tmp_path: Path) -> None:
+    """What a crash leaves: a whole journal and a torn file (the old content comes back), or a
+    journal cut short and the file untouched (kept as it is)."""
+    path, journal = tmp_path / "service.db.webauthn", tmp_path / "journal"
+    store = PasskeyStore(path, journal)
+    store.add(sample("kept"))
+    before = path.read_bytes()
+    store.add(sample("torn"))
+    whole_journal = b"svc.undo.v1 %d %s\n" % (
+        len(before),
+        hashlib.sha256(before).hexdigest().encode(),
+    )
+    journal.write_bytes(whole_journal + before)
+    path.write_bytes(path.read_bytes()[:50])
+    assert [p.label for p in PasskeyStore(path, journal).passkeys()] == ["kept"]
+    assert path.read_bytes() == before
+    assert not journal.exists()
+
+    journal.write_bytes((whole_journal + b"{}")[:30])
+    assert [p.label for p in PasskeyStore(path, journal).passkeys()] == ["kept"]
+    assert not journal.exists()
 
 
 CORRUPT_FILES = {
-    "empty": b"",
+    "blank": b"\n",
     "not json": b"{not json",
     "a list": b"[]",
     "wrong format": b'{"format": "other", "user_handle": "AAAA", "passkeys": []}',
@@ -335,7 +376,7 @@ def test_a_corrupt_file_is_refused_and_left_alone(tmp_path: Path, case: str) -> 
     path = tmp_path / "service.db.webauthn"
     path.write_bytes(CORRUPT_FILES[case])
     with pytest.raises(PasskeyFileCorrupt, match="unusable") as refusal:
-        PasskeyStore(path)
+        PasskeyStore(path, tmp_path / "journal")
     assert str(path) in str(refusal.value)
     assert path.read_bytes() == CORRUPT_FILES[case]
 
@@ -344,7 +385,7 @@ def test_an_unreadable_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "service.db.webauthn"
     path.mkdir()
     with pytest.raises(PasskeyFileCorrupt, match="cannot be read"):
-        PasskeyStore(path)
+        PasskeyStore(path, tmp_path / "journal")
 
 
 # --- through the app and the command line --------------------------------------------------------
@@ -370,25 +411,25 @@ def test_a_failed_write_answers_503_and_registers_nothing(
     def read_only_file_system(*args: object) -> None:
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr(os, "replace", read_only_file_system)
+    monkeypatch.setattr(os, "fsync", read_only_file_system)
     response = register(operator, SoftwareAuthenticator())
     assert response.status_code == 503
     assert response.json()["error"]["code"] == "unavailable"
     assert operator.get(f"{PREFIX}/credentials").json()["data"] == []
 
 
-def test_an_earlier_versions_file_moves_into_the_private_folder(
+def test_the_previous_versions_file_moves_into_spec_2s_file(
     make_service: MakeService, demo_db: Path
 ) -> None:
-    """Until this version the file sat beside the database, where a confined service may no longer
-    create its temporary file."""
+    """The previous version kept the passkeys in `<db>.private/webauthn.json`."""
     authenticator = SoftwareAuthenticator()
     assert register(signed_in(make_service()), authenticator).status_code == 201
-    earlier = demo_db.with_name(demo_db.name + ".webauthn")
-    passkey_file(demo_db).replace(earlier)
+    previous = private_dir(demo_db) / "webauthn.json"
+    previous.write_bytes(passkey_file(demo_db).read_bytes())
+    passkey_file(demo_db).unlink()
     restarted = make_service()
-    assert not earlier.exists()
-    assert passkey_file(demo_db).is_file()
+    assert not previous.exists()
+    assert len(json.loads(passkey_file(demo_db).read_text())["passkeys"]) == 1
     assert login(restarted.client(), authenticator).status_code == 200
 
 
@@ -458,3 +499,32 @@ def test_the_database_stays_untouched_by_passkeys(make_service: MakeService, dem
     assert register(signed_in(service), authenticator).status_code == 201
     assert login(service.client(), authenticator, origin=ORIGIN).status_code == 200
     assert demo_db.read_bytes() == before
+
+
+@pytest.mark.e2e
+def test_a_confined_writer_killed_mid_write_leaves_the_file_whole(demo_db: Path) -> None:
+    """SIGKILL at ten moments of a confined process rewriting the file: every time the next
+    start finds one passkey or two, never a torn file."""
+    journal = private_dir(demo_db) / "webauthn.journal"
+    environment = {**os.environ, "SVC_STUB_CONFINEMENT": "require"}
+    journals_left = 0
+    for attempt in range(10):
+        writer = subprocess.Popen(
+            [sys.executable, "-m", "tests.service.passkey_writer", str(demo_db), "0"],
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert writer.stdout is not None
+        line = writer.stdout.readline()
+        assert line == "ready\n", writer.communicate()[1]
+        time.sleep(0.005 * attempt)
+        writer.kill()
+        _, errors = writer.communicate()
+        assert "confined (Landlock" in errors, errors
+        journals_left += journal.exists()
+        labels = [passkey.label for passkey in open_passkey_store(demo_db).passkeys()]
+        assert labels in (["one"], ["one", "two " + "x" * 60]), labels
+        assert not journal.exists()
+    assert journals_left > 0, "no kill landed inside a write"
