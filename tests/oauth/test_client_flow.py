@@ -153,10 +153,14 @@ def test_the_sdk_client_runs_the_whole_flow(stack: tuple[Server, AuthServer, str
     # The scope of the challenge (the SDK adds offline_access, which this server offers).
     assert set(asked["scope"][0].split()) == {"svc:read", "offline_access"}
     log = gateway.log()
-    # The subject is this user's e-mail address: the line shows its domain, never the address.
+    # The subject is this user's e-mail address: the line shows a keyed hash of it, neither the
+    # address nor its domain.
     client = storage.client.client_id
-    assert f'tools/call portal_catalog sub="…@example.test" client_id="{client}"' in log
+    shown = re.search(r'tool="portal_catalog" sub="(email:[0-9a-f]{12})" client_id="([^"]+)"', log)
+    assert shown is not None, log
+    assert shown.group(2) == client
     assert USER not in log
+    assert "example.test" not in log
     assert token
     assert token not in log
     # That token may read, not write: 403 naming the scope to step up to.

@@ -47,7 +47,10 @@ def test_opaque_tokens_are_introspected_only_when_configured(
             answer = post(url, token)
             assert answer.status_code == 200, answer.text
             assert answer.json()["result"]["isError"] is False
-            assert 'tools/call portal_catalog sub="reports" client_id="reports"' in gw.log()
+            assert (
+                'call="tools/call" tool="portal_catalog" sub="reports" client_id="reports"'
+                in gw.log()
+            )
             assert token not in gw.log()
             # A token for another resource, a made-up one: refused.
             assert (

@@ -128,7 +128,7 @@ def test_a_token_of_the_issuer_for_this_gateway_calls_a_tool(setup: Setup) -> No
     assert answer.status_code == 200
     assert answer.json()["result"]["isError"] is False
     log = setup.gateway.log()
-    assert 'tools/call portal_catalog sub="analyst" client_id="analyst"' in log
+    assert 'call="tools/call" tool="portal_catalog" sub="analyst" client_id="analyst"' in log
     assert token not in log
     assert token.split(".")[2] not in log
 
@@ -210,7 +210,7 @@ def test_a_read_only_token_may_not_submit_intel(setup: Setup) -> None:
     assert answer.headers["WWW-Authenticate"].startswith(
         'Bearer error="insufficient_scope", scope="svc:intel"'
     )
-    assert 'tools/call submit_intel sub="reader"' in setup.gateway.log()
+    assert 'call="tools/call" tool="submit_intel" sub="reader"' in setup.gateway.log()
 
 
 def test_the_static_token_is_not_accepted(setup: Setup) -> None:
