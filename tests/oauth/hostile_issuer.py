@@ -32,6 +32,9 @@ class HostileIssuer:
         self.silent = False
         """Accept the key set's request and never answer it."""
         self.key_reads = 0
+        self.introspections = 0
+        self.introspection_status = 200
+        """What the introspection endpoint answers; 200 says every token is inactive."""
         self.sent_bytes = 0
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
@@ -79,7 +82,11 @@ class HostileIssuer:
 
             def do_GET(self) -> None:
                 if self.path == "/.well-known/oauth-authorization-server":
-                    document = {"issuer": issuer.issuer, "jwks_uri": issuer.issuer + "/jwks"}
+                    document = {
+                        "issuer": issuer.issuer,
+                        "jwks_uri": issuer.issuer + "/jwks",
+                        "introspection_endpoint": issuer.issuer + "/introspect",
+                    }
                     self._send(json.dumps(document).encode())
                 elif self.path == "/jwks":
                     issuer.key_reads += 1
@@ -87,8 +94,16 @@ class HostileIssuer:
                 else:
                     self.send_error(404)
 
-            def _send(self, body: bytes) -> None:
-                self.send_response(200)
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                if self.path != "/introspect":
+                    self.send_error(404)
+                    return
+                issuer.introspections += 1
+                self._send(b'{"active": false}', issuer.introspection_status)
+
+            def _send(self, body: bytes, status: int = 200) -> None:
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()

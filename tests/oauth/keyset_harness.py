@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -30,7 +31,7 @@ class Clock:
 
 @asynccontextmanager
 async def running_verifier(
-    issuer: str, resource: str, clock: Clock, times: KeyTimes | None = None, **settings: int
+    issuer: str, resource: str, clock: Clock, times: KeyTimes | None = None, **settings: Any
 ) -> AsyncIterator[tuple[JwtVerifier, list[str]]]:
     """The verifier, and the lines its reader announced."""
     lines: list[str] = []

@@ -237,3 +237,17 @@ def test_a_body_past_the_limit_is_refused_before_it_is_kept(setup: Setup) -> Non
     answer = httpx.post(setup.url, content=huge, headers=headers, timeout=60)
     assert answer.status_code == 413
     assert answer.json()["error"] == "bad_request"
+
+
+def test_scopes_are_separated_by_the_space_only(setup: Setup) -> None:
+    """RFC 6749 §3.3: `%x20` separates scope tokens; any other white space is part of one."""
+    real = setup.idp.token("analyst", resource=setup.url)
+    header, claims, _ = parts(real)
+    signed = {"kid": header["kid"], "typ": header["typ"]}
+    for separator in ("\u2003", "\x1f", "\u00a0", "\t", "\n"):
+        scope = f"svc:read{separator}svc:intel"
+        token = jwt.encode({**claims, "scope": scope}, setup.key, algorithm="ES256", headers=signed)
+        assert setup.post(INTEL_CALL, token).status_code == 403, repr(separator)
+    spaced = {**claims, "scope": "svc:read  svc:intel"}
+    token = jwt.encode(spaced, setup.key, algorithm="ES256", headers=signed)
+    assert setup.post(INTEL_CALL, token).status_code == 200

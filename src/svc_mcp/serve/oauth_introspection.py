@@ -42,15 +42,14 @@ class Introspection:
         self.client = settings.introspection_client
         self.limit = anyio.Semaphore(IN_FLIGHT)
         self.refused: OrderedDict[bytes, float] = OrderedDict()
-        self.asked = 0
 
     async def check(self, token: str, endpoint: str) -> AccessToken | None:
         digest = hashlib.sha256(token.encode()).digest()
-        refused_at = self.refused.get(digest)
-        if refused_at is not None and self.clock() - refused_at < REFUSAL_SECONDS:
+        if self._refused_lately(digest):
             return None
         async with self.limit:
-            self.asked += 1
+            if self._refused_lately(digest):  # asked about while this one waited its turn
+                return None
             try:
                 answer = await self.http.post(
                     endpoint,
@@ -73,6 +72,10 @@ class Introspection:
             while len(self.refused) > REFUSALS:
                 self.refused.popitem(last=False)
         return access
+
+    def _refused_lately(self, digest: bytes) -> bool:
+        refused_at = self.refused.get(digest)
+        return refused_at is not None and self.clock() - refused_at < REFUSAL_SECONDS
 
     def _accepted(self, claims: Any, now: float) -> AccessToken | None:
         if not isinstance(claims, dict) or claims.get("active") is not True:
