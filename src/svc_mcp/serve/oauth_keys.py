@@ -141,13 +141,14 @@ class KeySet:
             if self.metadata is None:
                 self.metadata = await discover(self.issuer, self.http)
             keys = signing_keys(await fetch_json(self.http, self.metadata["jwks_uri"]))
-        except DiscoveryFailed as exc:
+        except Exception as exc:  # a failed read of any kind; the reader lives on
+            problem = str(exc) if isinstance(exc, DiscoveryFailed) else type(exc).__name__
             if self.problem is None or self.reads == 1:
                 self.announce(
-                    f"the OAuth issuer {self.issuer} cannot be read ({exc}): tokens whose key is "
-                    "not known yet are answered 503 with Retry-After until it answers; retrying"
+                    f"the OAuth issuer {self.issuer} cannot be read ({problem}): tokens whose key "
+                    "is not known yet are answered 503 with Retry-After until it answers; retrying"
                 )
-            self.problem = str(exc)
+            self.problem = problem
             return
         first = self.reads == 1
         if self.problem is not None and not first:
