@@ -175,12 +175,12 @@ def test_a_key_set_dripped_a_byte_a_second_blocks_no_known_key() -> None:
                 # A new kid waits for the read at most its patience, then 503 (not 401).
                 with pytest.raises(IssuerUnavailable):
                     await verifier.verify_token(issuer.token("k2"))
-                assert time.monotonic() - started < times.patience + 0.5
+                assert time.monotonic() - started < times.patience + 2
                 # Meanwhile the read goes on; a known key's new token passes at once, each time.
                 for _ in range(5):
                     began = time.monotonic()
                     assert await subject(verifier, issuer.token("k1")) == "alice"
-                    assert time.monotonic() - began < 0.2
+                    assert time.monotonic() - began < 0.5  # a held-up one waits 5 s
                 # The read gives up at its deadline.
                 with anyio.fail_after(FETCH_DEADLINE_SECONDS + 3):
                     while verifier.keys.problem is None:  # noqa: ASYNC110 (the reader's state)
