@@ -153,10 +153,14 @@ def test_the_sdk_client_runs_the_whole_flow(stack: tuple[Server, AuthServer, str
     # The scope of the challenge (the SDK adds offline_access, which this server offers).
     assert set(asked["scope"][0].split()) == {"svc:read", "offline_access"}
     log = gateway.log()
-    # The subject is this user's e-mail address: the line shows its domain, never the address.
+    # The subject is this user's e-mail address: the line shows a keyed hash of it, neither the
+    # address nor its domain.
     client = storage.client.client_id
-    assert f'tools/call portal_catalog sub="…@example.test" client_id="{client}"' in log
+    shown = re.search(r'tool="portal_catalog" sub="(email:[0-9a-f]{12})" client_id="([^"]+)"', log)
+    assert shown is not None, log
+    assert shown.group(2) == client
     assert USER not in log
+    assert "example.test" not in log
     assert token
     assert token not in log
     # That token may read, not write: 403 naming the scope to step up to.
@@ -176,3 +180,34 @@ def test_the_sdk_client_runs_the_whole_flow(stack: tuple[Server, AuthServer, str
     )
     assert answer.status_code == 403
     assert 'error="insufficient_scope", scope="svc:intel"' in answer.headers["WWW-Authenticate"]
+
+
+def test_a_stranger_cannot_register_a_client_of_the_client_credentials_grant(
+    stack: tuple[Server, AuthServer, str],
+) -> None:
+    """Open dynamic registration is for people's hosts: a client-credentials client registered by
+    anyone would get tokens (svc:intel included) with no person signing in."""
+    _, idp, _ = stack
+    registration = f"{idp.issuer}/reg"
+    callback = ["http://127.0.0.1:9/callback"]
+    grants = (
+        ["authorization_code", "client_credentials"],
+        ["authorization_code", "refresh_token", "client_credentials"],
+    )
+    for asked in grants:
+        attempt = {"grant_types": asked, "redirect_uris": callback, "response_types": ["code"]}
+        answer = httpx.post(registration, json=attempt)
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["error"] == "invalid_client_metadata"
+        refusal = answer.json()["error_description"]
+        assert "authorization_code and refresh_token grants only" in refusal
+    host = httpx.post(
+        registration,
+        json={
+            "grant_types": ["authorization_code", "refresh_token"],
+            "redirect_uris": callback,
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+        },
+    )
+    assert host.status_code == 201, host.text

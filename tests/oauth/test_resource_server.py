@@ -128,7 +128,7 @@ def test_a_token_of_the_issuer_for_this_gateway_calls_a_tool(setup: Setup) -> No
     assert answer.status_code == 200
     assert answer.json()["result"]["isError"] is False
     log = setup.gateway.log()
-    assert 'tools/call portal_catalog sub="analyst" client_id="analyst"' in log
+    assert 'call="tools/call" tool="portal_catalog" sub="analyst" client_id="analyst"' in log
     assert token not in log
     assert token.split(".")[2] not in log
 
@@ -210,7 +210,7 @@ def test_a_read_only_token_may_not_submit_intel(setup: Setup) -> None:
     assert answer.headers["WWW-Authenticate"].startswith(
         'Bearer error="insufficient_scope", scope="svc:intel"'
     )
-    assert 'tools/call submit_intel sub="reader"' in setup.gateway.log()
+    assert 'call="tools/call" tool="submit_intel" sub="reader"' in setup.gateway.log()
 
 
 def test_the_static_token_is_not_accepted(setup: Setup) -> None:
@@ -237,3 +237,17 @@ def test_a_body_past_the_limit_is_refused_before_it_is_kept(setup: Setup) -> Non
     answer = httpx.post(setup.url, content=huge, headers=headers, timeout=60)
     assert answer.status_code == 413
     assert answer.json()["error"] == "bad_request"
+
+
+def test_scopes_are_separated_by_the_space_only(setup: Setup) -> None:
+    """RFC 6749 §3.3: `%x20` separates scope tokens; any other white space is part of one."""
+    real = setup.idp.token("analyst", resource=setup.url)
+    header, claims, _ = parts(real)
+    signed = {"kid": header["kid"], "typ": header["typ"]}
+    for separator in ("\u2003", "\x1f", "\u00a0", "\t", "\n"):
+        scope = f"svc:read{separator}svc:intel"
+        token = jwt.encode({**claims, "scope": scope}, setup.key, algorithm="ES256", headers=signed)
+        assert setup.post(INTEL_CALL, token).status_code == 403, repr(separator)
+    spaced = {**claims, "scope": "svc:read  svc:intel"}
+    token = jwt.encode(spaced, setup.key, algorithm="ES256", headers=signed)
+    assert setup.post(INTEL_CALL, token).status_code == 200

@@ -97,6 +97,10 @@ def test_the_static_token_only_with_keep_static_token(
             log = gateway.log()
             assert 'client_id="static-token"' in log
             assert STATIC not in log
+            # The start-up line says either credential suffices, not that both are needed.
+            (kept,) = [line for line in log.splitlines() if "svc-mcp: --keep-static-token" in line]
+            assert "either one suffices" in kept
+            assert "every request needs" not in kept
 
 
 def test_the_public_host_is_accepted_in_host_and_origin() -> None:

@@ -34,6 +34,10 @@ OAUTH_ISSUER_VARIABLE = "SVC_MCP_OAUTH_ISSUER"
 PUBLIC_URL_VARIABLE = "SVC_MCP_PUBLIC_URL"
 """The gateway's MCP URL as clients reach it: the OAuth resource and the tokens' audience."""
 
+OAUTH_MAX_LIFETIME_VARIABLE = "SVC_MCP_OAUTH_MAX_TOKEN_LIFETIME"
+"""Seconds an access token's `exp` may lie ahead of now (default 24 hours): one minted to last
+longer, with a stolen key, is refused."""
+
 INTROSPECTION_CLIENT_VARIABLES = ("SVC_MCP_OAUTH_CLIENT_ID", "SVC_MCP_OAUTH_CLIENT_SECRET")
 """The gateway's own client at the authorization server, for RFC 7662 introspection of opaque
 access tokens (off unless both are set)."""

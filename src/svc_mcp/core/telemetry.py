@@ -81,6 +81,17 @@ class _Instruments:
 
 _on: _Instruments | None = None
 _unrecorded_trace: ContextVar[str | None] = ContextVar("svc_unrecorded_trace", default=None)
+
+
+@dataclass
+class RequestNote:
+    """One gateway request: the id its backend requests carry, which its access line prints (the
+    trace id once the call has a trace; the gateway's own id otherwise)."""
+
+    request_id: str = field(default_factory=lambda: os.urandom(16).hex())
+
+
+CURRENT_REQUEST: ContextVar[RequestNote | None] = ContextVar("svc_current_request", default=None)
 """The trace id of the call being served without a span (the sampler left it out)."""
 
 
@@ -177,7 +188,11 @@ def unrecorded(meta: Mapping[str, Any] | None) -> Iterator[None]:
     """Serves a call the sampler left out: its backend requests make no span, and tell the stub
     so (`traceparent` flagged not sampled) under the caller's trace id, or a new one."""
     match = _traceparent(meta)
-    token = _unrecorded_trace.set(os.urandom(16).hex() if match is None else match.group(1))
+    note = CURRENT_REQUEST.get()
+    trace_id = match.group(1) if match else note.request_id if note else os.urandom(16).hex()
+    if note is not None:
+        note.request_id = trace_id
+    token = _unrecorded_trace.set(trace_id)
     try:
         yield
     finally:
@@ -194,7 +209,8 @@ def backend_request(backend: str, method: str, route: str) -> Iterator[BackendRe
     """A client span around one backend request (when on), named `{method} {route}` with the
     route template, never the filled-in target."""
     if _on is None:
-        request_id = os.urandom(8).hex()
+        note = CURRENT_REQUEST.get()
+        request_id = note.request_id if note is not None else os.urandom(8).hex()
         yield BackendRequest(request_id, {"X-Request-Id": request_id})
         return
     yield from _traced_request(_on, backend, method, route)
@@ -252,6 +268,8 @@ def _request_span(
     ) as span:
         context = span.get_span_context()
         request_id = format(context.trace_id, "032x") if context.is_valid else os.urandom(8).hex()
+        if (note := CURRENT_REQUEST.get()) is not None:
+            note.request_id = request_id
         request = BackendRequest(request_id, {"X-Request-Id": request_id}, traced=True)
         inject(request.headers)
         yield span, request

@@ -46,6 +46,7 @@ from svc_mcp.serve.gateway_token import (
     ensure_gateway_token,
     gateway_token_path,
 )
+from svc_mcp.serve.oauth_access import with_subject_key
 from svc_mcp.serve.oauth_gate import OAuthGate
 from svc_mcp.serve.oauth_settings import OAuthSettings, oauth_settings, start_notices
 from svc_mcp.serve.oauth_tokens import JwtVerifier
@@ -213,6 +214,8 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
         # A systemd socket on another address is a bind there: the same rule as --host.
         options = replace(options, host=remote)
     oauth, auth = oauth_and_token(options, gateway_token())
+    if oauth is not None:
+        oauth = with_subject_key(oauth)  # read before confinement
     try:
         http_protocol = bounded_protocol(BoundedHttpTools, serving_limits())
         call_timeout = timeout_seconds()

@@ -4,14 +4,20 @@ never load it."""
 
 from __future__ import annotations
 
+import json
 import ssl
 from typing import Any
 
+import anyio
 import httpx
 
 from svc_mcp.core.settings import ca_file
 
 FETCH_TIMEOUT_SECONDS = 5.0
+FETCH_DEADLINE_SECONDS = 5.0
+"""All one document may take, answered a byte at a time or not at all."""
+MAX_DOCUMENT_BYTES = 256 * 1024
+"""The largest metadata document or key set read; a key set of a dozen RSA keys is 10 kB."""
 DISCOVERY_PATHS = ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration")
 
 
@@ -46,17 +52,9 @@ async def discover(issuer: str, http: httpx.AsyncClient) -> dict[str, Any]:
     problems = []
     for url in discovery_urls(issuer):
         try:
-            answer = await http.get(url, follow_redirects=False)
-        except httpx.HTTPError as exc:
-            problems.append(f"{url}: {type(exc).__name__}")
-            continue
-        if answer.status_code != 200:
-            problems.append(f"{url}: HTTP {answer.status_code}")
-            continue
-        try:
-            metadata = answer.json()
-        except ValueError:
-            problems.append(f"{url}: not JSON")
+            metadata = await fetch_json(http, url)
+        except DiscoveryFailed as exc:
+            problems.append(f"{url}: {exc}")
             continue
         if not isinstance(metadata, dict) or metadata.get("issuer") != issuer:
             problems.append(f"{url}: names another issuer")
@@ -67,3 +65,30 @@ async def discover(issuer: str, http: httpx.AsyncClient) -> dict[str, Any]:
             continue
         return metadata
     raise DiscoveryFailed("; ".join(problems))
+
+
+async def fetch_json(http: httpx.AsyncClient, url: str) -> Any:
+    """The JSON document at `url`, read within `FETCH_DEADLINE_SECONDS` in all and refused past
+    `MAX_DOCUMENT_BYTES` (read no further); `DiscoveryFailed` says why not."""
+    try:
+        with anyio.fail_after(FETCH_DEADLINE_SECONDS):
+            # Not compressed: the cap counts the bytes that are kept.
+            identity = {"Accept-Encoding": "identity"}
+            async with http.stream("GET", url, headers=identity, follow_redirects=False) as answer:
+                if answer.status_code != 200:
+                    raise DiscoveryFailed(f"HTTP {answer.status_code}")
+                if answer.headers.get("content-encoding", "identity").lower() != "identity":
+                    raise DiscoveryFailed("compressed")
+                body = bytearray()
+                async for chunk in answer.aiter_raw():
+                    body += chunk
+                    if len(body) > MAX_DOCUMENT_BYTES:
+                        raise DiscoveryFailed(f"larger than {MAX_DOCUMENT_BYTES} bytes")
+    except TimeoutError:
+        raise DiscoveryFailed(f"no whole answer within {FETCH_DEADLINE_SECONDS:g} s") from None
+    except httpx.HTTPError as exc:
+        raise DiscoveryFailed(type(exc).__name__) from None
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise DiscoveryFailed("not JSON") from None

@@ -4,8 +4,11 @@ It serves the RFC 9728 protected resource metadata, answers a request without a 
 with 401 and a `WWW-Authenticate` challenge pointing at that document, and a tool call whose
 scope the token lacks with 403 `insufficient_scope` naming the scope, so a host can step up.
 Each tool's scope follows from its row of the tool table: a read needs `svc:read`, a write
-`svc:intel`. The caller (the token's `sub` and client id, never the token) is put where the
-call's span reads it (`CALLER`) and on one access line per request.
+`svc:intel`; the 403 is a JSON-RPC error too, so a client shows its text. The caller (the token's
+`sub` and client id, never the token) is put where the call's span reads it (`CALLER`) and on
+one access line per request (svc_mcp.serve.oauth_access); refused tokens leave folded lines.
+While the issuer cannot be read, a token whose key is not known yet is answered 503 with
+`Retry-After`, never `invalid_token`: a host would start a new sign-in for nothing.
 The token goes no further: the backends are called with the gateway's own credentials.
 
 The SDK's `RequireAuthMiddleware` checks one fixed scope set per route; a scope per tool needs
@@ -16,20 +19,23 @@ from __future__ import annotations
 
 import hmac
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp.server.auth.provider import AccessToken, TokenVerifier
+import anyio
+from mcp.server.auth.provider import AccessToken
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.auth import ProtectedResourceMetadata
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from svc_mcp.core.failures import FailureKind
-from svc_mcp.core.safe_text import safe_json, visible
+from svc_mcp.core.telemetry import CURRENT_REQUEST, RequestNote
 from svc_mcp.core.toolspec import ToolSpec
+from svc_mcp.serve.gateway_gates import UNAUTHORIZED_CODE
+from svc_mcp.serve.oauth_access import RefusalLog, access_line
+from svc_mcp.serve.oauth_keys import IssuerUnavailable
 from svc_mcp.serve.oauth_settings import (
     CALLER,
     METADATA_PATH,
@@ -39,8 +45,13 @@ from svc_mcp.serve.oauth_settings import (
     OAuthSettings,
     metadata_url,
 )
+from svc_mcp.serve.oauth_tokens import JwtVerifier
 
 STATIC_CALLER = AccessToken(token="", client_id="static-token", scopes=list(SCOPES))
+RETRY_AFTER_SECONDS = 5
+UNAVAILABLE_CODE = -32002
+"""JSON-RPC codes of the gate's own errors, in the implementation-defined server-error range
+(`UNAUTHORIZED_CODE` for 401 and 403, as the static token's gate)."""
 
 
 def required_scope(spec: ToolSpec) -> str:
@@ -71,12 +82,13 @@ class OAuthGate:
         self,
         app: ASGIApp,
         settings: OAuthSettings,
-        verifier: TokenVerifier,
+        verifier: JwtVerifier,
         specs: Sequence[ToolSpec],
         static_token: str | None = None,
     ) -> None:
         self.app = app
         self.verifier = verifier
+        self.refusals = RefusalLog()
         self.static_token = static_token.encode() if static_token else None
         self.scopes = {spec.name: required_scope(spec) for spec in specs}
         self.document = metadata_document(settings)
@@ -84,6 +96,13 @@ class OAuthGate:
         self.metadata_paths = {METADATA_PATH, urlsplit(self.metadata_url).path}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            # The issuer's keys are read from the start, and kept fresh, beside the app.
+            async with anyio.create_task_group() as group:
+                group.start_soon(self.verifier.run)
+                await self.app(scope, receive, send)
+                group.cancel_scope.cancel()
+            return
         if scope["type"] != "http":
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
@@ -102,10 +121,26 @@ class OAuthGate:
         if presented is None:
             await self._challenge(None)(scope, receive, send)
             return
-        caller = await self._caller(presented)
+        try:
+            caller = await self._caller(presented)
+        except IssuerUnavailable:
+            await _unavailable()(scope, receive, send)
+            return
         if caller is None:
+            client = scope.get("client")
+            self.refusals.refused(client[0] if client else "-", "invalid_token")
             await self._challenge("invalid_token")(scope, receive, send)
             return
+        note = RequestNote()
+        reset_note = CURRENT_REQUEST.set(note)
+        try:
+            await self._serve(scope, receive, send, caller, note)
+        finally:
+            CURRENT_REQUEST.reset(reset_note)
+
+    async def _serve(
+        self, scope: Scope, receive: Receive, send: Send, caller: AccessToken, note: RequestNote
+    ) -> None:
         body, receive = await _buffered(receive)
         if body is None:
             too_large = {
@@ -114,11 +149,11 @@ class OAuthGate:
             }
             await JSONResponse(too_large, status_code=413)(scope, receive, send)
             return
-        method, tool = _call_of(body)
+        method, tool, request_id = _call_of(body)
         needed = self.scopes.get(tool) if tool is not None else None
         if needed is not None and needed not in caller.scopes:
-            _access_line(scope, 403, caller, method, tool)
-            await self._insufficient(needed)(scope, receive, send)
+            access_line(scope, 403, caller, (method, tool), note.request_id)
+            await self._insufficient(needed, request_id)(scope, receive, send)
             return
         started = False
 
@@ -127,7 +162,7 @@ class OAuthGate:
             if message["type"] == "http.response.start":
                 # Written as the answer starts: whoever has the answer finds the line.
                 started = True
-                _access_line(scope, message["status"], caller, method, tool)
+                access_line(scope, message["status"], caller, (method, tool), note.request_id)
             await send(message)
 
         reset = CALLER.set(caller)
@@ -136,7 +171,7 @@ class OAuthGate:
         finally:
             CALLER.reset(reset)
             if not started:
-                _access_line(scope, 0, caller, method, tool)
+                access_line(scope, 0, caller, (method, tool), note.request_id)
 
     async def _caller(self, presented: bytes) -> AccessToken | None:
         if self.static_token is not None and hmac.compare_digest(presented, self.static_token):
@@ -182,16 +217,48 @@ class OAuthGate:
             headers={"WWW-Authenticate": "Bearer " + ", ".join(parts)},
         )
 
-    def _insufficient(self, needed: str) -> Response:
+    def _insufficient(self, needed: str, request_id: object) -> Response:
+        """403 with the challenge a host steps up by, and a JSON-RPC error whose text a client
+        shows (the MCP SDK's client shows a non-2xx answer's JSON-RPC error, anything else as
+        "Server returned an error response")."""
         challenge = (
             f'Bearer error="insufficient_scope", scope="{needed}", '
             f'resource_metadata="{self.metadata_url}"'
         )
+        message = (
+            f"insufficient_scope: this call needs the scope {needed}, which your access token "
+            f"does not carry; sign in again asking for {needed}, or ask whoever runs the "
+            "authorization server to grant it to you"
+        )
+        error = {
+            "code": UNAUTHORIZED_CODE,
+            "message": message,
+            "data": {"kind": FailureKind.UNAUTHORIZED, "reason": "insufficient_scope"},
+        }
         return JSONResponse(
-            {"error": "insufficient_scope", "message": f"this call needs the scope {needed}"},
+            {"jsonrpc": "2.0", "id": request_id, "error": error},
             status_code=403,
             headers={"WWW-Authenticate": challenge},
         )
+
+
+def _unavailable() -> Response:
+    """503 while the issuer cannot be read: the token may be valid, so no `invalid_token` (which
+    would send every host to sign in again)."""
+    message = (
+        "unavailable: the authorization server's signing keys cannot be read just now; "
+        f"try again in {RETRY_AFTER_SECONDS} s"
+    )
+    error = {
+        "code": UNAVAILABLE_CODE,
+        "message": message,
+        "data": {"kind": FailureKind.UNAVAILABLE, "retry_after": RETRY_AFTER_SECONDS},
+    }
+    return JSONResponse(
+        {"jsonrpc": "2.0", "id": None, "error": error},
+        status_code=503,
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+    )
 
 
 def _presented(scope: Scope) -> bytes | None:
@@ -227,30 +294,20 @@ def _replay(first: Message, receive: Receive) -> Receive:
     return replay
 
 
-def _call_of(body: bytes) -> tuple[str | None, str | None]:
-    """The JSON-RPC method and, for `tools/call`, the tool's name (None, None for anything else:
-    the SDK answers a malformed body itself)."""
+def _call_of(body: bytes) -> tuple[str | None, str | None, str | int | None]:
+    """The JSON-RPC method, for `tools/call` the tool's name, and the request's id (None for
+    anything else: the SDK answers a malformed body itself)."""
     if not body:
-        return None, None
+        return None, None, None
     try:
         message: Any = json.loads(body)
     except ValueError:
-        return None, None
+        return None, None, None
     if not isinstance(message, Mapping) or not isinstance(message.get("method"), str):
-        return None, None
+        return None, None, None
     params = message.get("params")
     name = params.get("name") if isinstance(params, Mapping) else None
     tool = name if message["method"] == "tools/call" and isinstance(name, str) else None
-    return message["method"], tool
-
-
-def _access_line(
-    scope: Scope, status: int, caller: AccessToken, method: str | None, tool: str | None
-) -> None:
-    """One line per request naming the caller: subject and client id, never the token."""
-    what = " ".join(part for part in (method, tool) if part) or "-"
-    line = (
-        f"svc-mcp --http: {scope['method']} {scope['path']} {status} {what} "
-        f"sub={safe_json(caller.subject or '-')} client_id={safe_json(caller.client_id or '-')}"
-    )
-    print(visible(line), file=sys.stderr, flush=True)
+    request_id = message.get("id")
+    valid_id = isinstance(request_id, str | int) and not isinstance(request_id, bool)
+    return message["method"], tool, request_id if valid_id else None

@@ -21,6 +21,7 @@ from svc_mcp.core.settings import (
     INSECURE_HOSTS_VARIABLE,
     INTROSPECTION_CLIENT_VARIABLES,
     OAUTH_ISSUER_VARIABLE,
+    OAUTH_MAX_LIFETIME_VARIABLE,
     PUBLIC_URL_VARIABLE,
     cleartext_host,
 )
@@ -36,6 +37,7 @@ SCOPE_READ = "svc:read"
 SCOPE_INTEL = "svc:intel"
 SCOPES = (SCOPE_READ, SCOPE_INTEL)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+MAX_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,10 @@ class OAuthSettings:
     """Also accept the static gateway token (`--keep-static-token`)."""
     introspection_client: tuple[str, str] | None = field(default=None, repr=False)
     """The gateway's client id and secret for RFC 7662 introspection of opaque tokens."""
+    max_token_lifetime: int = MAX_TOKEN_LIFETIME_SECONDS
+    """How far ahead of now a token's `exp` may lie (`SVC_MCP_OAUTH_MAX_TOKEN_LIFETIME`)."""
+    subject_key: bytes = field(default_factory=lambda: os.urandom(32), repr=False)
+    """Names e-mail subjects in logs and spans (svc_mcp.serve.oauth_access.shown_subject)."""
 
     @property
     def issuer_port(self) -> int:
@@ -59,12 +65,11 @@ class OAuthSettings:
         return urlsplit(self.public_url).hostname or ""
 
 
-def shown_subject(subject: str) -> str:
-    """The token's subject as logs and spans show it. Some authorization servers make an e-mail
-    address the subject, and no e-mail goes into a log line or a span: only its domain is shown
-    (`…@example.com`), the client id still tells the callers' programs apart."""
-    local, at, domain = subject.rpartition("@")
-    return f"…@{domain}" if at and local else subject
+def scope_tokens(scope: str) -> list[str]:
+    """RFC 6749 §3.3: scope tokens are separated by the space (%x20) only; any other white space
+    (an EM SPACE, a unit separator, NBSP) is part of a token, so `svc:read\u2003svc:intel` is one
+    unknown scope, never two."""
+    return [token for token in scope.split(" ") if token]
 
 
 def metadata_url(url: str) -> str:
@@ -102,7 +107,18 @@ def oauth_settings(
             f"introspection needs both {' and '.join(INTROSPECTION_CLIENT_VARIABLES)}"
         )
     client = (client_id, secret) if client_id else None
-    return OAuthSettings(issuer, public_url, keep_static_token, client)
+    lifetime = _lifetime(env.get(OAUTH_MAX_LIFETIME_VARIABLE, "").strip())
+    return OAuthSettings(issuer, public_url, keep_static_token, client, lifetime)
+
+
+def _lifetime(text: str) -> int:
+    if not text:
+        return MAX_TOKEN_LIFETIME_SECONDS
+    if not text.isdigit() or not 60 <= int(text) <= 366 * 24 * 60 * 60:
+        raise Misconfigured(
+            f"{OAUTH_MAX_LIFETIME_VARIABLE} must be a whole number of seconds from 60 to a year"
+        )
+    return int(text)
 
 
 def _check_url(name: str, url: str, env: Mapping[str, str]) -> None:
@@ -134,7 +150,12 @@ def start_notices(
         f"{settings.public_url} (scopes {', '.join(SCOPES)})"
     ]
     if static is not None:
-        notices.append(f"--keep-static-token: {static}, too")
+        # Either credential suffices: the static token's notice says "every request needs".
+        where = static.replace("every request needs", "it is", 1)
+        notices.append(
+            "--keep-static-token: a request may carry the static gateway token instead of an "
+            f"access token (either one suffices); {where}"
+        )
     elif unused_token:
         notices.append(
             f"{GATEWAY_TOKEN_VARIABLE} is set and not accepted (OAuth is on; "

@@ -17,6 +17,21 @@ const provider = new Provider(issuer, {
   clientDefaults: { id_token_signed_response_alg: 'ES256' },
   findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
   pkce: { required: () => true },
+  // Dynamic registration is for the hosts people sign in with: the authorization-code grant (and
+  // refresh) only. A stranger must not register a client-credentials client and get a token with
+  // no person signing in; scripts are pre-registered (`clients`).
+  extraClientMetadata: {
+    properties: ['svc_registered_by'],
+    validator: (ctx, _key, _value, metadata) => {
+      const registering = ['registration', 'client_update'].includes(ctx?.oidc?.route);
+      const people = ['authorization_code', 'refresh_token'];
+      if (registering && (metadata.grant_types ?? []).some((grant) => !people.includes(grant))) {
+        throw new errors.InvalidClientMetadata(
+          'a dynamically registered client may use the authorization_code and refresh_token grants only',
+        );
+      }
+    },
+  },
   features: {
     devInteractions: { enabled: true },
     clientCredentials: { enabled: true },
