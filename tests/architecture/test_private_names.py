@@ -168,6 +168,10 @@ def library_names(tree: ast.Module) -> dict[str, str]:
     return bound
 
 
+HANDS_BACK_OURS = frozenset({"contextvars.ContextVar.get"})
+"""Library calls that return the project's own object, the one it put there: not followed."""
+
+
 def _follow_bindings(tree: ast.Module, bound: dict[str, str]) -> None:
     """A variable assigned from a library object stands for it too (`server = MCPServer(...)`,
     `with socket.create_connection(...) as sock`), and so does a parameter annotated with a
@@ -176,7 +180,7 @@ def _follow_bindings(tree: ast.Module, bound: dict[str, str]) -> None:
         for node in ast.walk(tree):
             for target, value in _bindings(node):
                 root, chain = _root_and_chain(value)
-                if root in bound:
+                if root in bound and ".".join([bound[root], *chain]) not in HANDS_BACK_OURS:
                     bound[target] = ".".join([bound[root], *chain])
 
 

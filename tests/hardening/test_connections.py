@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import resource
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +31,7 @@ from tests.hardening.raw_http import (
 )
 from tests.mcp.conftest import process_env
 from tests.support import Server, free_port, running_server
+from tests.support_other_user import AS_OTHER_USER, python
 
 HEAD_TIMEOUT = 2.0
 PER_ADDRESS = 4
@@ -156,7 +156,6 @@ while time.monotonic() < end:  # one tiny request on each, again and again: neve
             pass
     time.sleep(0.2)
 """
-OTHER_UID = 4242
 
 
 def test_another_local_user_cannot_take_the_operators_connections(
@@ -169,9 +168,8 @@ def test_another_local_user_cannot_take_the_operators_connections(
     port = started.base_url.rsplit(":", 1)[1]
     home = tmp_path / "other"
     home.mkdir()
-    hold = ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups"]
     attacker = subprocess.Popen(
-        [*hold, sys.executable, "-I", "-c", HOLD, port, ready, str(3 * TOTAL), "20"],
+        [*AS_OTHER_USER, str(python()), "-I", "-c", HOLD, port, ready, str(3 * TOTAL), "20"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

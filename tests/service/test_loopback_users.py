@@ -100,9 +100,7 @@ def test_a_user_who_closes_before_the_answer_locks_only_itself(
     home = tmp_path / "other"
     with service(demo_db, tmp_path / "closing.log") as server:
         port = server.base_url.rsplit(":", 1)[1]
-        sent = as_other_user(
-            home, sys.executable, "-I", "-c", SEND_AND_CLOSE, port, TRY_TOKEN=WRONG
-        )
+        sent = as_other_user(home, str(python()), "-I", "-c", SEND_AND_CLOSE, port, TRY_TOKEN=WRONG)
         assert sent.returncode == 0, sent.stderr
         assert my_status(server) == 200
         log = stop(server)
