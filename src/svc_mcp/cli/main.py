@@ -165,8 +165,7 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
     # server's start-up, bench/stdio_startup.py). The collector waits until they are made, then
     # leaves them out of its passes for good (`gc.freeze`).
     gc.disable()
-    # rich is installed (for `doctor`), so httpx would import its own command line.
-    skip_httpx_command_line()
+    skip_httpx_command_line()  # rich is installed, for `doctor`
     if not options.http:
         from svc_mcp.serve.confinement import confine_stdio_server
         from svc_mcp.serve.server import serve_stdio
