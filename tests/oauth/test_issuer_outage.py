@@ -38,7 +38,9 @@ def test_a_stopped_issuer_gets_503_and_its_return_is_noticed_at_once(
                 assert answer.json()["error"]["data"]["kind"] == "unavailable"
                 assert time.monotonic() - started < 12
                 # Still so while it is stopped, and a made-up token is not told it is bad either.
-                assert httpx.post(url, json=INITIALIZE, headers=headers).status_code == 503
+                assert (
+                    httpx.post(url, json=INITIALIZE, headers=headers, timeout=30).status_code == 503
+                )
                 deadline = time.monotonic() + 15
                 while "cannot be read" not in gateway.log() and time.monotonic() < deadline:
                     time.sleep(0.1)
@@ -49,7 +51,9 @@ def test_a_stopped_issuer_gets_503_and_its_return_is_noticed_at_once(
                 back = time.monotonic()
                 statuses = []
                 while time.monotonic() - back < 5:
-                    status = httpx.post(url, json=INITIALIZE, headers=headers).status_code
+                    status = httpx.post(
+                        url, json=INITIALIZE, headers=headers, timeout=30
+                    ).status_code
                     statuses.append(status)
                     if status == 200:
                         break
