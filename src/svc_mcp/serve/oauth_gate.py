@@ -81,6 +81,7 @@ class OAuthGate:
         self.scopes = {spec.name: required_scope(spec) for spec in specs}
         self.document = metadata_document(settings)
         self.metadata_url = metadata_url(settings.public_url)
+        self.issuer = settings.issuer
         self.metadata_paths = {METADATA_PATH, urlsplit(self.metadata_url).path}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -187,8 +188,13 @@ class OAuthGate:
             f'Bearer error="insufficient_scope", scope="{needed}", '
             f'resource_metadata="{self.metadata_url}"'
         )
+        # Whom to ask: which people hold a scope is the authorization server's policy, not ours.
+        message = (
+            f"this call needs the scope {needed}, which your sign-in did not grant: ask the "
+            f"administrator of the authorization server {self.issuer} to grant you {needed}"
+        )
         return JSONResponse(
-            {"error": "insufficient_scope", "message": f"this call needs the scope {needed}"},
+            {"error": "insufficient_scope", "message": message},
             status_code=403,
             headers={"WWW-Authenticate": challenge},
         )
