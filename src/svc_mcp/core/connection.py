@@ -57,8 +57,16 @@ class Connection:
     token_scheme: str = "Bearer"  # noqa: S105 (a scheme name, not a secret)
     max_answer_bytes: int = MAX_RESPONSE_BYTES
     """The largest answer read from this backend (`Backend.max_answer_bytes`)."""
+    identity: tuple[str, str] | None = field(default=None, repr=False)
+    """An access proxy's header (name, signed assertion), sent in place of the token: the
+    gateway's OAuth caller as the portal sees them (svc_mcp.serve.portal_identity)."""
+    on_behalf: str | None = None
+    """Set when the call is made for a person, not the token's holder: what a 401 or 403 then
+    says in place of advice about the token."""
 
     def headers(self) -> dict[str, str]:
+        if self.identity is not None:
+            return {self.identity[0]: self.identity[1]}
         return {"Authorization": f"{self.token_scheme} {self.token}"} if self.token else {}
 
     def url(self, path: str, query: dict[str, str]) -> str:
@@ -74,7 +82,8 @@ class Connection:
     def scrub(self, text: str) -> str:
         """`text` as one bounded line, with every spelling of the token removed (should a
         server or a library echo it)."""
-        line = re.sub(r"\s+", " ", redact(text, [self.token])).strip()
+        assertion = self.identity[1] if self.identity is not None else None
+        line = re.sub(r"\s+", " ", redact(text, [self.token, assertion])).strip()
         return line[:_MAX_QUOTED_CHARS]
 
 
@@ -261,6 +270,13 @@ def _failure(
     message = error.get("message") if isinstance(error, dict) else None
     said = connection.scrub(f"{code}: {message}") if code and message else "no error envelope"
     service, variable = connection.service, connection.credential_variable
+    if status in (401, 403) and connection.on_behalf is not None:
+        refused = Unauthorized if status == 401 else Forbidden
+        return refused(
+            f"{service} refused {request}, which needs {needs} ({service} said {said}); "
+            f"{connection.on_behalf}",
+            hint=needs,
+        )
     if status == 401:
         if connection.token:
             return Unauthorized(

@@ -38,6 +38,13 @@ INTROSPECTION_CLIENT_VARIABLES = ("SVC_MCP_OAUTH_CLIENT_ID", "SVC_MCP_OAUTH_CLIE
 """The gateway's own client at the authorization server, for RFC 7662 introspection of opaque
 access tokens (off unless both are set)."""
 
+PORTAL_ACCESS_SECRET_VARIABLE = "PORTAL_ACCESS_JWT_SECRET"  # noqa: S105 (a variable's name)
+PORTAL_ACCESS_ISSUER_VARIABLE = "PORTAL_ACCESS_JWT_ISSUER"
+PORTAL_ACCESS_AUDIENCE_VARIABLE = "PORTAL_ACCESS_JWT_AUDIENCE"
+PORTAL_ACCESS_HEADER_VARIABLE = "PORTAL_ACCESS_JWT_HEADER"
+"""The portal's own access-proxy settings, given to an OAuth gateway too: it then presents each
+person to the portal as an access proxy would (svc_mcp.serve.portal_identity)."""
+
 TIMEOUT_VARIABLE = "SVC_MCP_TIMEOUT_SECONDS"
 TIMEOUT_SECONDS = 10.0
 MAX_TIMEOUT_SECONDS = 600.0

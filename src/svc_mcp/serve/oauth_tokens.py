@@ -126,7 +126,9 @@ class JwtVerifier:
             expires_at=expires + LEEWAY_SECONDS,
             resource=self.settings.public_url,
             subject=shown_subject(str(claims["sub"])),
-            claims={"iss": claims["iss"]},
+            # In memory only: the person's budget is kept by `sub` (caller_budget), the portal is
+            # told who calls by the e-mail (portal_identity).
+            claims={"iss": claims["iss"], "sub": str(claims["sub"]), **_email(claims)},
         )
 
     def _remember(self, digest: bytes, access: AccessToken) -> None:
@@ -188,6 +190,11 @@ class JwtVerifier:
             ssl_context=ssl_context(),
         )
         return self._client
+
+
+def _email(claims: dict[str, Any]) -> dict[str, str]:
+    email = claims.get("email")
+    return {"email": email} if isinstance(email, str) else {}
 
 
 def granted_scopes(claims: dict[str, Any]) -> list[str]:
