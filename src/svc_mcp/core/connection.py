@@ -60,6 +60,8 @@ class Connection:
     identity: tuple[str, str] | None = field(default=None, repr=False)
     """An access proxy's header (name, signed assertion), sent in place of the token: the
     gateway's OAuth caller as the portal sees them (svc_mcp.serve.portal_identity)."""
+    renewal: str | None = None
+    """What renews a refused token (`Backend.renewal`), said by a 401."""
     on_behalf: str | None = None
     """Set when the call is made for a person, not the token's holder: what a 401 or 403 then
     says in place of advice about the token."""
@@ -279,9 +281,10 @@ def _failure(
         )
     if status == 401:
         if connection.token:
+            renew = f" ({connection.renewal})" if connection.renewal else ""
             return Unauthorized(
                 f"{service} refused the token in {variable} for {request} ({said}); "
-                f"set {variable} to a valid, unexpired token",
+                f"set {variable} to a valid, unexpired token{renew}",
                 hint=variable,
             )
         return Unauthorized(

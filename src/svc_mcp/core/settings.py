@@ -22,9 +22,14 @@ from svc_serving.loopback import is_loopback
 
 PORTAL_BASE_URL_VARIABLE = "PORTAL_API_BASE"
 PORTAL_TOKEN_VARIABLES = ("PORTAL_SESSION_TOKEN",)
+PORTAL_TOKEN_FILE_VARIABLE = "PORTAL_SESSION_TOKEN_FILE"  # noqa: S105 (a variable's name)
 SERVICE_BASE_URL_VARIABLE = "SERVICE_API_BASE"
 SERVICE_TOKEN_VARIABLES = ("SERVICE_API_TOKEN", "DASHBOARD_API_TOKEN")
 """The data service's token; the second name is the spec's older spelling, still honoured."""
+SERVICE_TOKEN_FILE_VARIABLE = "SERVICE_API_TOKEN_FILE"  # noqa: S105 (a variable's name)
+"""The `_FILE` variables name a file holding the token (the Docker secrets convention), read at
+each call, so a renewed token written there (by rename) is used by the next call, no restart."""
+MAX_TOKEN_FILE_BYTES = 16 * 1024
 
 GATEWAY_TOKEN_VARIABLE = "SVC_MCP_GATEWAY_TOKEN"  # noqa: S105 (a variable's name)
 """Not a backend's: the bearer token `svc-mcp --http` demands, and host entries reference."""

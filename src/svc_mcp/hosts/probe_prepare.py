@@ -184,7 +184,7 @@ def _sends_from_env(env: Passed) -> str:
         return ""
     said = f", given {', '.join(env.from_here)} from this shell"
     for backend in BACKENDS:
-        tokens = [name for name in backend.token_variables if env.values.get(name)]
+        tokens = [name for name in backend.credential_variables if env.values.get(name)]
         if tokens:
             base = env.values.get(backend.base_url_variable) or backend.default_base_url
             said += f"; svc-mcp would send {tokens[0]} to {base}"
