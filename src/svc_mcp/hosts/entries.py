@@ -25,6 +25,7 @@ from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.runners import runner_env
 from svc_mcp.hosts.table import HOSTS, Host
 from svc_mcp.serve.gateway_token import client_gateway_token
+from svc_mcp.serve.oauth_settings import SCOPE_READ
 
 TokenMode = Literal["ref", "plain", "none", "oauth"]
 
@@ -156,6 +157,9 @@ def http_entry(
     check_url(url, "--http", secret_in=GATEWAY_TOKEN_VARIABLE)
     entry: dict[str, Any] = {**host.http_fields, host.url_key: url}
     inputs: list[dict[str, Any]] = []
+    if mode == "oauth" and host.oauth_key is not None:
+        # The least scope first: a person who may forward intel steps up when they call it.
+        entry[host.oauth_key] = {"scopes": SCOPE_READ}
     if mode in ("none", "oauth"):
         return entry, inputs
     if (reached := cleartext_host(url, environ)) is not None:
