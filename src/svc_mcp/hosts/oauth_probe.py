@@ -80,7 +80,7 @@ def sign_in_problem(
     if not registers and not preregistered:
         return (
             "it offers no dynamic client registration, so the host cannot register itself: "
-            "give the entry a client registered there by hand (Claude Code: oauth.clientId)"
+            "give the entry a client registered there by hand (where the host takes one)"
         )
     offered = metadata.get("scopes_supported")
     if isinstance(offered, list):
