@@ -62,6 +62,8 @@ class AuthServer:
     """Resources whose access tokens are opaque (introspected), not JWTs."""
     grants: dict[str, list[str]] | None = None
     """The per-person policy (idp/server.js): person -> the scopes they may hold, `*` others."""
+    store: str | None = None
+    """A file keeping registered clients across a restart."""
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -80,6 +82,7 @@ class AuthServer:
                     "opaque": self.opaque,
                     "scopes": list(SCOPES),
                     **({"grants": self.grants} if self.grants is not None else {}),
+                    **({"store": self.store} if self.store is not None else {}),
                 }
             )
         )

@@ -207,3 +207,40 @@ def refused_write(stack: Stack, token: str) -> httpx.Response:
             "Accept": "application/json, text/event-stream",
         },
     )
+
+
+def test_registrations_are_kept_across_a_restart_with_a_store(
+    idp_root: Path, tmp_path: Path
+) -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    with auth_server(idp_root, [url], [], "k1") as (idp, _):
+        idp.store = str(tmp_path / "clients.json")
+        idp.restart(idp.jwks)
+        registered = httpx.post(
+            idp.issuer + "/reg",
+            json={"redirect_uris": ["http://127.0.0.1:1/callback"], "client_name": "a host"},
+        )
+        assert registered.status_code == 201, registered.text
+        client_id = registered.json()["client_id"]
+
+        def known() -> bool:
+            asked = httpx.get(
+                idp.issuer + "/auth",
+                params={
+                    "client_id": client_id,
+                    "response_type": "code",
+                    "redirect_uri": "http://127.0.0.1:1/callback",
+                    "scope": "svc:read",
+                    "resource": url,
+                    "code_challenge": "x" * 43,
+                    "code_challenge_method": "S256",
+                },
+            )
+            return "invalid_client" not in asked.text and asked.status_code in (302, 303)
+
+        assert known()
+        idp.restart(idp.jwks)  # a key rotation, say
+        assert known(), "the registration did not survive the restart"
+        idp.store = None
+        idp.restart(idp.jwks)
+        assert not known()  # in memory only: what the store is for
