@@ -17,8 +17,9 @@ from typing import Any
 import httpx
 import pytest
 
+from svc_mcp.core.errors import Misconfigured
 from svc_mcp.core.failures import FailureKind
-from svc_mcp.serve.caller_budget import CallerBudgets
+from svc_mcp.serve.caller_budget import RATE, CallerBudgets, person_budgets
 from tests.hardening.fake_backend import fake_backend
 from tests.mcp.conftest import SERVICE_TOKEN, PortalStub
 from tests.oauth.conftest import AuthServer, auth_server, service_client, start_gateway
@@ -114,3 +115,12 @@ def test_the_budget_refills_by_the_clock() -> None:
     assert spent.retry_after == 1
     now[0] = 0.5  # one call's worth at 2 a second
     assert budgets.admit("a") is None
+
+
+def test_the_rate_is_a_setting_and_zero_turns_the_budget_off() -> None:
+    default = person_budgets({})
+    assert default is not None
+    assert (default.rate, default.burst) == (RATE, RATE * 4)
+    assert person_budgets({"SVC_MCP_PERSON_CALLS_PER_SECOND": "0"}) is None
+    with pytest.raises(Misconfigured, match="SVC_MCP_PERSON_CALLS_PER_SECOND"):
+        person_budgets({"SVC_MCP_PERSON_CALLS_PER_SECOND": "lots"})

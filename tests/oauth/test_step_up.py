@@ -25,7 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientMetadata
 from pydantic import AnyUrl
 
-from tests.mcp.conftest import PortalStub, ServiceStub, service_stub
+from tests.mcp.conftest import SERVICE_TOKEN, PortalStub, ServiceStub, service_stub
 from tests.mcp.test_service_tools import signed_envelope
 from tests.oauth.conftest import AuthServer, auth_server, start_gateway
 from tests.oauth.test_client_flow import Browser, MemoryStorage
@@ -118,10 +118,14 @@ def attempt_write(
     return anyio.run(session)
 
 
-def stored_intel(service: ServiceStub) -> set[str]:
+def intel_records(service: ServiceStub) -> dict[str, dict[str, object]]:
     answer = httpx.get(service.base_url + "/api/v1/intel", headers=service.headers())
     answer.raise_for_status()
-    return {record["id"] for record in answer.json()["data"]}
+    return {record["id"]: record for record in answer.json()["data"]}
+
+
+def stored_intel(service: ServiceStub) -> set[str]:
+    return set(intel_records(service))
 
 
 def test_bob_steps_up_and_his_intel_is_stored(stack: Stack) -> None:
@@ -129,7 +133,9 @@ def test_bob_steps_up_and_his_intel_is_stored(stack: Stack) -> None:
     envelope = signed_envelope(id="bob-step-up-1")
     bob = attempt_write(stack.url, BOB, storage, envelope)
     assert bob.written, bob.refusal
-    assert "bob-step-up-1" in stored_intel(stack.service)
+    # The intel names who forwarded it, as the access line does: never the e-mail address.
+    record = intel_records(stack.service)["bob-step-up-1"]
+    assert record["forwarded_by"] == "…@team.example"
     assert "svc:intel" in bob.scopes
     # One registration, for the least scope first; the step-up asked the same client for more.
     assert storage.client is not None
@@ -244,3 +250,26 @@ def test_registrations_are_kept_across_a_restart_with_a_store(
         idp.store = None
         idp.restart(idp.jwks)
         assert not known()  # in memory only: what the store is for
+
+
+def test_only_the_token_holder_may_say_whom_intel_is_forwarded_for(stack: Stack) -> None:
+    service = stack.service
+    by_token = httpx.post(
+        service.base_url + "/api/v1/intel",
+        json=signed_envelope(id="forwarded-by-token"),
+        headers={**service.headers(), "X-Svc-Forwarded-By": "u-4f1c9a"},
+    )
+    assert by_token.status_code == 201, by_token.text
+    with httpx.Client(base_url=service.base_url) as browser:
+        origin = {"Origin": service.base_url}
+        login = browser.post("/api/v1/auth/login", json={"token": SERVICE_TOKEN}, headers=origin)
+        assert login.status_code == 200, login.text
+        by_session = browser.post(
+            "/api/v1/intel",
+            json=signed_envelope(id="forwarded-by-session"),
+            headers={**origin, "X-Svc-Forwarded-By": "someone-else"},
+        )
+        assert by_session.status_code == 201, by_session.text
+    records = intel_records(service)
+    assert records["forwarded-by-token"]["forwarded_by"] == "u-4f1c9a"
+    assert records["forwarded-by-session"]["forwarded_by"] is None

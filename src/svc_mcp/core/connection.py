@@ -33,6 +33,7 @@ from svc_mcp.core.errors import (
     Unreachable,
 )
 from svc_mcp.core.telemetry import BackendRequest
+from svc_serving.forwarded_by import HEADER, encoded
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 CONNECT_TIMEOUT_SECONDS = 5.0
@@ -62,14 +63,18 @@ class Connection:
     gateway's OAuth caller as the portal sees them (svc_mcp.serve.portal_identity)."""
     renewal: str | None = None
     """What renews a refused token (`Backend.renewal`), said by a 401."""
+    forwarded_by: str | None = None
+    """The person the gateway forwards this call for (svc_serving.forwarded_by), if any."""
     on_behalf: str | None = None
     """Set when the call is made for a person, not the token's holder: what a 401 or 403 then
     says in place of advice about the token."""
 
     def headers(self) -> dict[str, str]:
+        person = {HEADER: encoded(self.forwarded_by)} if self.forwarded_by else {}
         if self.identity is not None:
-            return {self.identity[0]: self.identity[1]}
-        return {"Authorization": f"{self.token_scheme} {self.token}"} if self.token else {}
+            return {self.identity[0]: self.identity[1], **person}
+        token = {"Authorization": f"{self.token_scheme} {self.token}"} if self.token else {}
+        return {**token, **person}
 
     def url(self, path: str, query: dict[str, str]) -> str:
         """The request URL; `BadRequest` when the arguments make it longer than any server takes."""

@@ -50,6 +50,10 @@ PORTAL_ACCESS_HEADER_VARIABLE = "PORTAL_ACCESS_JWT_HEADER"
 """The portal's own access-proxy settings, given to an OAuth gateway too: it then presents each
 person to the portal as an access proxy would (svc_mcp.serve.portal_identity)."""
 
+PERSON_RATE_VARIABLE = "SVC_MCP_PERSON_CALLS_PER_SECOND"
+"""An OAuth gateway's budget per person (svc_mcp.serve.caller_budget): calls a second, bursts of
+four times that; 0 turns the budget off."""
+
 TIMEOUT_VARIABLE = "SVC_MCP_TIMEOUT_SECONDS"
 TIMEOUT_SECONDS = 10.0
 MAX_TIMEOUT_SECONDS = 600.0

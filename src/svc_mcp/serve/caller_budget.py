@@ -4,7 +4,8 @@ another's.
 With OAuth on, every tool call is counted against its caller's subject (the token's `sub`): at
 most `IN_FLIGHT` of one person's calls run at once (half of a backend's request slots, so the
 others always find slots free), and over time at most `RATE` a second with bursts of `BURST` (a
-token bucket, read from an injected clock). A call beyond either is answered at once with the
+token bucket, read from an injected clock; `SVC_MCP_PERSON_CALLS_PER_SECOND` sets `RATE`, 0 turns
+the budget off). A call beyond either is answered at once with the
 `rate_limited` kind and `retry_after`, and sends nothing to a backend. Callers without OAuth
 (stdio, the static token alone) are one person and have no budget.
 """
@@ -12,11 +13,13 @@ token bucket, read from an injected clock). A call beyond either is answered at 
 from __future__ import annotations
 
 import math
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from svc_mcp.core.errors import RateLimited
+from svc_mcp.core.errors import Misconfigured, RateLimited
+from svc_mcp.core.settings import PERSON_RATE_VARIABLE
 from svc_mcp.serve.oauth_settings import CALLER
 
 IN_FLIGHT = 8
@@ -89,6 +92,21 @@ class CallerBudgets:
             full = bucket.tokens + (now - bucket.at) * self.rate >= self.burst
             if bucket.in_flight == 0 and full:
                 del self._buckets[person]
+
+
+def person_budgets(environ: Mapping[str, str] | None = None) -> CallerBudgets | None:
+    """The budgets `SVC_MCP_PERSON_CALLS_PER_SECOND` sets (default `RATE`, bursts of four times
+    it); None when it is 0 (no budget: a benchmark, a gateway behind a limiter of its own)."""
+    text = (os.environ if environ is None else environ).get(PERSON_RATE_VARIABLE, "").strip()
+    try:
+        rate = float(text) if text else RATE
+    except ValueError:
+        rate = math.nan
+    if not (math.isfinite(rate) and 0 <= rate <= 100_000):
+        raise Misconfigured(
+            f"{PERSON_RATE_VARIABLE} must be a number of calls a second, 0 for none"
+        )
+    return CallerBudgets(rate=rate, burst=max(1, math.ceil(rate * 4))) if rate else None
 
 
 def caller_key() -> str | None:

@@ -35,7 +35,7 @@ from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE, timeout_seconds
 from svc_mcp.core.telemetry import GATEWAY_ROOT_SAMPLE_RATIO
 from svc_mcp.core.telemetry import setup as setup_telemetry
 from svc_mcp.core.toolspec import ToolSpec
-from svc_mcp.serve.caller_budget import CallerBudgets
+from svc_mcp.serve.caller_budget import person_budgets
 from svc_mcp.serve.confinement import confine_gateway
 from svc_mcp.serve.gateway_activation import activated_sockets, beyond_loopback
 from svc_mcp.serve.gateway_gates import BearerGate, NoStandaloneStream, StrictHostAndOrigin
@@ -50,7 +50,7 @@ from svc_mcp.serve.gateway_token import (
 from svc_mcp.serve.oauth_gate import OAuthGate
 from svc_mcp.serve.oauth_settings import OAuthSettings, oauth_settings, start_notices
 from svc_mcp.serve.oauth_tokens import JwtVerifier
-from svc_mcp.serve.portal_identity import identity_notice, portal_identity
+from svc_mcp.serve.portal_identity import OnBehalf, identity_notice, portal_identity
 from svc_mcp.serve.request_selection import narrowing
 from svc_mcp.serve.server import build_server
 from svc_serving.bounded import BoundedHttpTools, bounded_protocol
@@ -219,6 +219,7 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
         http_protocol = bounded_protocol(BoundedHttpTools, serving_limits())
         call_timeout = timeout_seconds()
         identity = portal_identity() if oauth is not None else None
+        budgets = person_budgets() if oauth is not None else None
     except (ValueError, Misconfigured) as exc:
         raise GatewayRefused(str(exc)) from None
     bound = (
@@ -240,8 +241,8 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
                 http,
                 transport="tcp",
                 narrow=narrowing(specs),
-                on_behalf=identity,
-                budgets=CallerBudgets() if oauth is not None else None,
+                on_behalf=OnBehalf(identity) if oauth is not None else None,
+                budgets=budgets,
             )
             mcp_app = server.streamable_http_app(
                 streamable_http_path=options.path,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import jwt
 
-from svc_mcp.core.backends import PORTAL
+from svc_mcp.core.backends import PORTAL, SERVICE
 from svc_mcp.core.connection import Connection
 from svc_mcp.core.errors import Misconfigured
 from svc_mcp.core.settings import (
@@ -92,6 +92,25 @@ class PortalIdentity:
         if _for_a_person(spec) and caller_email() is None:
             return f"Note: {NO_EMAIL}."
         return None
+
+
+@dataclass(frozen=True)
+class OnBehalf:
+    """What the gateway tells the backends about the OAuth caller it serves: the data service
+    who forwards (svc_serving.forwarded_by), the portal who calls (`portal`, when configured)."""
+
+    portal: PortalIdentity | None = None
+
+    def delegate(self, spec: ToolSpec, connection: Connection) -> Connection:
+        caller = CALLER.get()
+        if caller is None or caller is STATIC_CALLER:
+            return connection
+        if spec.backend is SERVICE:
+            return replace(connection, forwarded_by=caller.subject or caller.client_id or None)
+        return self.portal.delegate(spec, connection) if self.portal is not None else connection
+
+    def notice(self, spec: ToolSpec) -> str | None:
+        return self.portal.notice(spec) if self.portal is not None else None
 
 
 def _for_a_person(spec: ToolSpec) -> bool:

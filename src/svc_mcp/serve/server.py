@@ -55,7 +55,7 @@ from svc_mcp.serve.stdio_stop import AnsweringStream, stdin_lines, stop_on_sigte
 from svc_mcp.serve.views import ViewDocument, view_documents, view_uri
 
 if TYPE_CHECKING:
-    from svc_mcp.serve.portal_identity import PortalIdentity
+    from svc_mcp.serve.portal_identity import OnBehalf
 
 SERVER_NAME = "svc-mcp"
 INSTRUCTIONS = (
@@ -82,7 +82,7 @@ def build_server(
     *,
     transport: str = "pipe",
     narrow: Narrowing | None = None,
-    on_behalf: PortalIdentity | None = None,
+    on_behalf: OnBehalf | None = None,
     budgets: CallerBudgets | None = None,
 ) -> Server[Any]:
     """A low-level Server serving `specs`, and nothing else; every call goes through the shared
@@ -316,7 +316,7 @@ async def _run(
     arguments: dict[str, Any],
     http: httpx.AsyncClient,
     slot: anyio.Semaphore,
-    on_behalf: PortalIdentity | None = None,
+    on_behalf: OnBehalf | None = None,
 ) -> CallToolResult:
     delegate = on_behalf.delegate if on_behalf is not None else None
     try:
