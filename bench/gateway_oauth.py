@@ -106,7 +106,9 @@ def main() -> int:
                 server_process(
                     [*gateway, str(oauth_port), "--oauth-issuer", idp.issuer, "--public-url",
                      oauth_url],
-                    oauth_port, root / "oauth.log", "/mcp", env,
+                    # One token for every client: the per-person budget would cap what is measured.
+                    oauth_port, root / "oauth.log", "/mcp",
+                    {**env, "SVC_MCP_PERSON_CALLS_PER_SECOND": "0"},
                 ) as oauth_gateway,
             ):  # fmt: skip
                 access_token = idp.token("bench", scope="svc:read", resource=oauth_url)

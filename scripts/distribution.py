@@ -55,6 +55,13 @@ def variables() -> list[tuple[str, str, bool]]:
         )
         for name in backend.token_variables:
             rows.append((name, f"token for {backend.label}", True))
+        rows.append(
+            (
+                backend.token_file_variable,
+                f"file holding the token for {backend.label}, read at each call",
+                False,
+            )
+        )
     rows.append((EXTRA_ENV[0], "CA bundle to trust for HTTPS backends", False))
     rows.append((EXTRA_ENV[1], "request timeout in seconds", False))
     return rows

@@ -2,9 +2,10 @@
 `server_stub.stack.RequestGate` while `server_stub.access` is enabled for INFO.
 
 Logged: client peer, method, the matched route's path template (or `-` for unknown paths),
-status, duration and the request id (server_stub.telemetry.request_id). Never the query string,
-headers, cookies or bodies, and never a raw unknown path, since a mistyped URL may carry a pasted
-token.
+status, duration, the request id (server_stub.telemetry.request_id) and, when the portal proved
+who called, the principal's id (never the credential or the e-mail it was found by). Never the
+query string, headers, cookies or bodies, and never a raw unknown path, since a mistyped URL may
+carry a pasted token.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from server_stub.telemetry import request_id
 access_log = logging.getLogger("server_stub.access")
 """Its level is the switch (INFO: on); the lines themselves bypass its handlers (see below)."""
 
+PRINCIPAL_KEY = "server_stub.principal"
+"""Where a route leaves the id of the principal it identified, in the request's scope."""
 _MEMO_LIMIT = 256
 _quoted: dict[str | None, str] = {}
 """Peers and methods as JSON strings: a server sees few of each, so each is escaped once."""
@@ -67,13 +70,15 @@ atexit.register(flush_lines)
 def write_access_line(scope: Scope, status: int, elapsed_ms: float) -> None:
     route = scope.get("route")
     client = scope.get("client")
+    principal = scope.get(PRINCIPAL_KEY)
+    who = f',"principal":{json.dumps(principal)}' if isinstance(principal, str) else ""
     # Hand-built JSON: the route template and the numbers need no escaping; the rest is escaped
     # by json.dumps once per distinct value (cheaper than dumping a whole dict per request).
     write_line(
         f'{{"ts":"{_timestamp()}","client":{_json(client[0] if client else None)},'
         f'"method":{_json(scope["method"])},'
         f'"route":"{route.path if isinstance(route, Route) else "-"}",'
-        f'"status":{status},"ms":{elapsed_ms:.2f},"request_id":"{request_id(scope)}"}}'
+        f'"status":{status},"ms":{elapsed_ms:.2f},"request_id":"{request_id(scope)}"{who}}}'
     )
 
 

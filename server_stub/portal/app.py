@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from server_stub import hosts
+from server_stub import access_log, hosts
 from server_stub.http import (
     ApiError,
     Clock,
@@ -97,6 +97,8 @@ def create_app(
         async def handle(request: Request) -> Response:
             snapshot = store.snapshot()
             caller = identify(request, snapshot, clock, access_proxy)
+            if caller.principal is not None:
+                request.scope[access_log.PRINCIPAL_KEY] = caller.principal.id
             if not shared:
                 return _respond(view(snapshot, caller), request)
             key = (path, caller.role, caller.kind)

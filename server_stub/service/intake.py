@@ -78,7 +78,7 @@ class IntelIntake:
         self.fault: StorageFault | None = None
         """Why the last write failed, when its cause may last; None after a write succeeds."""
 
-    def receive(self, document: Any) -> Receipt:
+    def receive(self, document: Any, forwarded_by: str | None = None) -> Receipt:
         if self.key is None:
             raise ApiError(
                 503,
@@ -101,6 +101,7 @@ class IntelIntake:
             format_timestamp(now),
             json.dumps(envelope.body, ensure_ascii=False, separators=(",", ":")),
             envelope.sig,
+            forwarded_by,
         )
         # One bound for the whole wait: for this process's other writers, then for SQLite's lock.
         deadline = time.monotonic() + WRITE_BUSY_SECONDS
@@ -132,7 +133,7 @@ class IntelIntake:
             with connection:  # one transaction: insert, or read what holds the id
                 inserted = connection.execute(
                     "INSERT INTO intel_inbox (id, schema, source, kind, issued_at, expires_at, "
-                    "received_at, body, sig) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "received_at, body, sig, forwarded_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (id) DO NOTHING",
                     row,
                 ).rowcount
@@ -177,6 +178,7 @@ class IntelIntake:
                 isolation_level="IMMEDIATE",
             )
             within_own_files(self._connection)
+            _add_forwarded_by(self._connection)
             self._identity = identity
         return self._connection
 
@@ -184,3 +186,10 @@ class IntelIntake:
         if self._connection is not None:
             self._connection.close()
             self._connection, self._identity = None, None
+
+
+def _add_forwarded_by(connection: sqlite3.Connection) -> None:
+    """A database made before intel named who forwarded it gets the column (NULL for the old)."""
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(intel_inbox)")}
+    if "forwarded_by" not in columns:
+        connection.execute("ALTER TABLE intel_inbox ADD COLUMN forwarded_by TEXT")

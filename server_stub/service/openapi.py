@@ -143,6 +143,7 @@ INTEL = record(
         "expires_at": nullable(TIMESTAMP),
         "received_at": TIMESTAMP,
         "body": ANY_OBJECT,
+        "forwarded_by": nullable(STRING),
     }
 )
 RECEIPT = record({"id": STRING, "duplicate": BOOLEAN, "received_at": TIMESTAMP})

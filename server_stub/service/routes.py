@@ -28,6 +28,8 @@ from server_stub.service.query import IDENTIFIER, PAGING, QueryReader, bad_reque
 from server_stub.service.sessions import SESSION_COOKIE
 from server_stub.service.storage import StorageFault, corrupt
 from svc_serving.contracts import SAFE_HEADERS
+from svc_serving.forwarded_by import HEADER as FORWARDED_BY
+from svc_serving.forwarded_by import decoded
 
 ORDER_STATUSES = ("new", "partially_filled", "filled", "cancelled", "rejected")
 OPEN_ORDER_STATUSES = ("new", "partially_filled")
@@ -248,15 +250,18 @@ class ServiceRoutes:
         )
 
     async def receive_intel(self, request: Request) -> Response:
-        self.auth.authenticate_write(request)
+        authentication = self.auth.authenticate_write(request)
         QueryReader(request, ())
         require_json(request)
         document = parse_envelope(await request.body())
+        # Only the token's holder (the MCP side) may say whom it forwards for.
+        by_token = authentication.via in (Via.AUTHORIZATION, Via.X_API_TOKEN)
+        forwarded_by = decoded(request.headers.get(FORWARDED_BY)) if by_token else None
         # Here, on the thread that reads: the readers' connection must not hold the database's
         # shared index read-only once write access is back (a client may only ever write).
         self.db.let_go_once_writable()
         # In a worker thread: waiting on a locked database must not stall other requests.
-        receipt = await to_thread.run_sync(self.intake.receive, document)
+        receipt = await to_thread.run_sync(self.intake.receive, document, forwarded_by)
         return ok(receipt.data(), status=200 if receipt.duplicate else 201)
 
     def _read(self, read: Callable[[], Any]) -> Any:

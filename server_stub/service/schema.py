@@ -129,7 +129,9 @@ CREATE TABLE intel_inbox (
     expires_at  TEXT,
     received_at TEXT NOT NULL,
     body        TEXT NOT NULL,
-    sig         TEXT NOT NULL
+    sig         TEXT NOT NULL,
+    -- Whom the MCP gateway forwarded it for (its X-Svc-Forwarded-By, from the token holder only).
+    forwarded_by TEXT
 );
 CREATE INDEX intel_by_time ON intel_inbox (received_at DESC, id DESC);
 """

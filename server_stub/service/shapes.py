@@ -130,4 +130,6 @@ def intel(row: sqlite3.Row) -> Row:
         "expires_at": row["expires_at"],
         "received_at": row["received_at"],
         "body": body,
+        # A database made before the column existed has none until its first intel is written.
+        "forwarded_by": row["forwarded_by"] if "forwarded_by" in row.keys() else None,  # noqa: SIM118
     }

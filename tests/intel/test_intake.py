@@ -105,6 +105,7 @@ def test_accepts_then_lists_the_envelope(make_client: MakeClient, db: Path) -> N
             "expires_at": None,
             "received_at": "2026-11-21T12:00:00Z",
             "body": sent["body"],
+            "forwarded_by": None,  # no X-Svc-Forwarded-By: sent by no gateway
         }
     ]
     assert "sig" not in json.dumps(listed)

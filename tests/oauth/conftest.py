@@ -60,6 +60,10 @@ class AuthServer:
     clients: list[dict[str, Any]] = field(default_factory=list)
     opaque: list[str] = field(default_factory=list)
     """Resources whose access tokens are opaque (introspected), not JWTs."""
+    grants: dict[str, list[str]] | None = None
+    """The per-person policy (idp/server.js): person -> the scopes they may hold, `*` others."""
+    store: str | None = None
+    """A file keeping registered clients across a restart."""
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -77,6 +81,8 @@ class AuthServer:
                     "resources": self.resources,
                     "opaque": self.opaque,
                     "scopes": list(SCOPES),
+                    **({"grants": self.grants} if self.grants is not None else {}),
+                    **({"store": self.store} if self.store is not None else {}),
                 }
             )
         )
@@ -141,10 +147,14 @@ def idp_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @contextlib.contextmanager
 def auth_server(
-    root: Path, resources: Sequence[str], clients: Sequence[dict[str, Any]], kid: str
+    root: Path,
+    resources: Sequence[str],
+    clients: Sequence[dict[str, Any]],
+    kid: str,
+    grants: dict[str, list[str]] | None = None,
 ) -> Iterator[tuple[AuthServer, ec.EllipticCurvePrivateKey]]:
     key, jwk = signing_key(kid)
-    server = AuthServer(root, free_port(), list(resources), [jwk], list(clients))
+    server = AuthServer(root, free_port(), list(resources), [jwk], list(clients), grants=grants)
     server.start()
     try:
         yield server, key

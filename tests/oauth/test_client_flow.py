@@ -59,8 +59,9 @@ class Browser:
     """What a person's browser does with the authorization URL: signs in on the development
     login form, consents, and is sent to the redirect URI with the code (captured here)."""
 
-    def __init__(self, redirect_uri: str) -> None:
+    def __init__(self, redirect_uri: str, user: str = USER) -> None:
         self.redirect_uri = redirect_uri
+        self.user = user
         self.authorization_urls: list[str] = []
         self.landed: str | None = None
 
@@ -82,7 +83,7 @@ class Browser:
                 assert prompt is not None, answer.text[:2000]
                 form = {"prompt": prompt.group(1)}
                 if form["prompt"] == "login":
-                    form |= {"login": USER, "password": "any"}
+                    form |= {"login": self.user, "password": "any"}
                 answer = await browser.post(urljoin(str(answer.url), action.group(1)), data=form)
         raise AssertionError("the authorization server never sent the browser back")
 

@@ -17,9 +17,12 @@ from svc_mcp.core.connection import MAX_RESPONSE_BYTES, Connection
 from svc_mcp.core.errors import Misconfigured
 from svc_mcp.core.settings import (
     INSECURE_HOSTS_VARIABLE,
+    MAX_TOKEN_FILE_BYTES,
     PORTAL_BASE_URL_VARIABLE,
+    PORTAL_TOKEN_FILE_VARIABLE,
     PORTAL_TOKEN_VARIABLES,
     SERVICE_BASE_URL_VARIABLE,
+    SERVICE_TOKEN_FILE_VARIABLE,
     SERVICE_TOKEN_VARIABLES,
     cleartext_host,
 )
@@ -45,6 +48,10 @@ class Backend:
     """The variables that may hold its token, the first one set wins."""
     health_path: str
     """A GET that needs no credential and proves the backend answers."""
+    token_file_variable: str
+    """Names a file holding its token instead (read at each call); not both."""
+    renewal: str
+    """What renews an expired or refused token, for the message of a 401."""
     token_scheme: str = "Bearer"  # noqa: S105 (a scheme name, not a secret)
     """How the token is sent: `Authorization: <scheme> <token>`."""
     max_answer_bytes: int = MAX_RESPONSE_BYTES
@@ -59,7 +66,12 @@ class Backend:
     @property
     def variables(self) -> tuple[str, ...]:
         """Every variable this backend's client reads."""
-        return (self.base_url_variable, *self.token_variables)
+        return (self.base_url_variable, *self.credential_variables)
+
+    @property
+    def credential_variables(self) -> tuple[str, ...]:
+        """The token variables and the token file's."""
+        return (*self.token_variables, self.token_file_variable)
 
     @property
     def token_names(self) -> str:
@@ -68,25 +80,46 @@ class Backend:
         return f"{first} (or {', '.join(others)})" if others else first
 
     def token_source(self, environ: Mapping[str, str]) -> str | None:
-        """The variable the token comes from, or None when none is set."""
-        return next((name for name in self.token_variables if environ.get(name)), None)
+        """The variable the token comes from (the file's, for a token file), or None."""
+        return next((name for name in self.credential_variables if environ.get(name)), None)
+
+    def address(self, environ: Mapping[str, str] | None = None) -> str:
+        """Its base URL as `environ` says (no token read); `Misconfigured` for a bad one."""
+        environ = os.environ if environ is None else environ
+        return _base_url(self.base_url_variable, environ) or self.default_base_url
 
     def connect(self, environ: Mapping[str, str] | None = None) -> Connection:
         """Where the backend is and the token to send, as `environ` (default: the process's
         environment, read now) says; `Misconfigured` for a value that cannot be used."""
         environ = os.environ if environ is None else environ
-        base_url = _base_url(self.base_url_variable, environ) or self.default_base_url
+        base_url = self.address(environ)
         source = self.token_source(environ)
         if source:
             self._check_clear_text(base_url, environ)
+        from_file = source == self.token_file_variable
+        if not from_file and source and environ.get(self.token_file_variable):
+            raise Misconfigured(
+                f"both {source} and {self.token_file_variable} are set: keep one (the file, for a "
+                "token that is renewed)",
+                hint=self.token_file_variable,
+            )
+        if from_file:
+            token: str | None = _token_from_file(
+                self.token_file_variable, environ[self.token_file_variable]
+            )
+            credential = f"the file {self.token_file_variable} names"
+        else:
+            token = _token(source, environ[source]) if source else None
+            credential = self.token_names
         return Connection(
             service=self.label,
             base_url=base_url,
             base_url_variable=self.base_url_variable,
-            token=_token(source, environ[source]) if source else None,
+            token=token,
             token_scheme=self.token_scheme,
-            credential_variable=self.token_names,
+            credential_variable=credential,
             max_answer_bytes=self.max_answer_bytes,
+            renewal=self.renewal,
         )
 
     def _check_clear_text(self, base_url: str, environ: Mapping[str, str]) -> None:
@@ -128,6 +161,30 @@ def _base_url(variable: str, environ: Mapping[str, str]) -> str | None:
     return f"{parts.scheme}://{netloc}{parts.path.rstrip('/')}"
 
 
+def _token_from_file(variable: str, path: str) -> str:
+    """The token in the file `variable` names, read now (a renewed file counts from this call)."""
+    try:
+        with open(path.strip(), "rb") as file:
+            raw = file.read(MAX_TOKEN_FILE_BYTES + 1)
+    except OSError as exc:
+        raise Misconfigured(
+            f"{variable} names a file that cannot be read ({exc.strerror or type(exc).__name__}): "
+            "check the path and that this process may read it",
+            hint=variable,
+        ) from None
+    if len(raw) > MAX_TOKEN_FILE_BYTES or not raw.strip():
+        raise Misconfigured(
+            f"the file {variable} names is {'empty' if not raw.strip() else 'too large'}; it "
+            "must hold the token alone",
+            hint=variable,
+        )
+    try:
+        text = raw.decode("ascii")
+    except UnicodeDecodeError:
+        text = "\x00"
+    return _token(f"the file {variable} names", text)
+
+
 def _token(variable: str, text: str) -> str:
     """The token without surrounding white space (a CRLF `.env` file, a paste); refused when it
     still holds a control character or non-ASCII text, which no HTTP header can carry."""
@@ -148,6 +205,13 @@ PORTAL = Backend(
     default_base_url="http://127.0.0.1:8081",
     token_variables=PORTAL_TOKEN_VARIABLES,
     health_path="/api/page",
+    token_file_variable=PORTAL_TOKEN_FILE_VARIABLE,
+    renewal=(
+        "a portal session lasts its TTL: issue a new one (on the portal's machine: svc-stub admin "
+        "portal issue-session --subject <principal> --ttl 8h) and put it where the token comes "
+        f"from; with {PORTAL_TOKEN_FILE_VARIABLE}, replace the file (write a new one and rename "
+        "it over the old) and the next call uses it, no restart"
+    ),
     # 1,000 of its largest demo record (an audit event, 234 bytes) are 234 kB and the unpaged
     # page layout 823 bytes; ids, names and reasons have no length bound in its data files, so
     # x16 for records longer than the demo's: 4 MiB (the 16 MiB default was 70 such pages).
@@ -162,6 +226,12 @@ SERVICE = Backend(
     default_base_url="http://127.0.0.1:8080",
     token_variables=SERVICE_TOKEN_VARIABLES,
     health_path="/health/live",
+    token_file_variable=SERVICE_TOKEN_FILE_VARIABLE,
+    renewal=(
+        f"the token is the data service's own {SERVICE_TOKEN_VARIABLES[0]}; with "
+        f"{SERVICE_TOKEN_FILE_VARIABLE}, replace the file (by rename) and the next call uses it, "
+        "no restart"
+    ),
     # 1,000 of its largest demo record (an order, 435 bytes) are 0.44 MB. An intel record is
     # bounded by the 64 KiB an envelope can be (the stub's MAX_BODY_BYTES), so a full page of
     # the largest envelopes would be 64 MiB: 16 MiB holds 255 of them, and a fuller page is

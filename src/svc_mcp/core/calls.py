@@ -12,7 +12,7 @@ import difflib
 import json
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from functools import cache
@@ -72,8 +72,17 @@ class _Request:
     fields: tuple[str, ...] | None
 
 
+Delegate = Callable[[ToolSpec, Connection], Connection]
+"""How the gateway makes a call for the person behind it (svc_mcp.serve.portal_identity): the
+connection the environment says, made theirs."""
+
+
 def _prepare(
-    spec: ToolSpec, arguments: Mapping[str, object], *, anonymous: bool = False
+    spec: ToolSpec,
+    arguments: Mapping[str, object],
+    *,
+    anonymous: bool = False,
+    delegate: Delegate | None = None,
 ) -> _Request:
     given = spec.check_arguments(arguments)
     if spec.precheck is not None:
@@ -82,6 +91,8 @@ def _prepare(
     connection = spec.backend.connect()
     if anonymous:
         connection = replace(connection, token=None)
+    elif delegate is not None:
+        connection = delegate(spec, connection)
     body = given.pop(spec.body, None) if spec.body else None
     query = {name: str(value) for name, value in given.items()}
     return _Request(connection, query, body, fields)
@@ -145,17 +156,19 @@ async def call_tool(
     slot: anyio.Semaphore | None = None,
     *,
     anonymous: bool = False,
+    delegate: Delegate | None = None,
 ) -> ToolResult:
     """Runs one row over `http`, resent as `retry_delay` says, each request holding one of its
     backend's `slot`s; `anonymous`: without the backend's token (doctor's probes before the one
-    request that carries it). One deadline of `timeout_seconds()` bounds the whole call: the wait
-    for a slot, every request and the pauses between them, so no call outlives it however many
-    wait. Raises a `CallError` subclass on any failure."""
+    request that carries it); `delegate`: for the person the gateway serves. One deadline of
+    `timeout_seconds()` bounds the whole call: the wait for a slot, every request and the pauses
+    between them, so no call outlives it however many wait. Raises a `CallError` subclass on any
+    failure."""
     import anyio
 
     from svc_mcp.core.client import fetch
 
-    request = _prepare(spec, arguments, anonymous=anonymous)
+    request = _prepare(spec, arguments, anonymous=anonymous, delegate=delegate)
     limit = timeout_seconds()
     sending = False
     try:

@@ -35,6 +35,7 @@ from svc_mcp.core.errors import (
 from svc_mcp.core.safe_text import visible
 from svc_mcp.core.telemetry import BackendRequest
 from svc_serving.contracts import MAX_TARGET_BYTES
+from svc_serving.forwarded_by import HEADER, encoded
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 CONNECT_TIMEOUT_SECONDS = 5.0
@@ -59,9 +60,23 @@ class Connection:
     token_scheme: str = "Bearer"  # noqa: S105 (a scheme name, not a secret)
     max_answer_bytes: int = MAX_RESPONSE_BYTES
     """The largest answer read from this backend (`Backend.max_answer_bytes`)."""
+    identity: tuple[str, str] | None = field(default=None, repr=False)
+    """An access proxy's header (name, signed assertion), sent in place of the token: the
+    gateway's OAuth caller as the portal sees them (svc_mcp.serve.portal_identity)."""
+    renewal: str | None = None
+    """What renews a refused token (`Backend.renewal`), said by a 401."""
+    forwarded_by: str | None = None
+    """The person the gateway forwards this call for (svc_serving.forwarded_by), if any."""
+    on_behalf: str | None = None
+    """Set when the call is made for a person, not the token's holder: what a 401 or 403 then
+    says in place of advice about the token."""
 
     def headers(self) -> dict[str, str]:
-        return {"Authorization": f"{self.token_scheme} {self.token}"} if self.token else {}
+        person = {HEADER: encoded(self.forwarded_by)} if self.forwarded_by else {}
+        if self.identity is not None:
+            return {self.identity[0]: self.identity[1], **person}
+        token = {"Authorization": f"{self.token_scheme} {self.token}"} if self.token else {}
+        return {**token, **person}
 
     def url(self, path: str, query: dict[str, str]) -> str:
         """The request URL; `BadRequest` when the arguments make it longer than any server takes."""
@@ -76,7 +91,8 @@ class Connection:
     def scrub(self, text: str) -> str:
         """`text` as one bounded line, with every spelling of the token removed (should a
         server or a library echo it)."""
-        line = re.sub(r"\s+", " ", redact(text, [self.token])).strip()
+        assertion = self.identity[1] if self.identity is not None else None
+        line = re.sub(r"\s+", " ", redact(text, [self.token, assertion])).strip()
         return line[:_MAX_QUOTED_CHARS]
 
 
@@ -290,11 +306,19 @@ def _failure_for_status(
 ) -> CallError:
     said = said or "no error envelope"
     service, variable = connection.service, connection.credential_variable
+    if status in (401, 403) and connection.on_behalf is not None:
+        refused = Unauthorized if status == 401 else Forbidden
+        return refused(
+            f"{service} refused {request}, which needs {needs} ({service} said {said}); "
+            f"{connection.on_behalf}",
+            hint=needs,
+        )
     if status == 401:
         if connection.token:
+            renew = f" ({connection.renewal})" if connection.renewal else ""
             return Unauthorized(
                 f"{service} refused the token in {variable} for {request} ({said}); "
-                f"set {variable} to a valid, unexpired token",
+                f"set {variable} to a valid, unexpired token{renew}",
                 hint=variable,
             )
         return Unauthorized(

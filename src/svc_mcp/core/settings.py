@@ -22,9 +22,14 @@ from svc_serving.loopback import is_loopback
 
 PORTAL_BASE_URL_VARIABLE = "PORTAL_API_BASE"
 PORTAL_TOKEN_VARIABLES = ("PORTAL_SESSION_TOKEN",)
+PORTAL_TOKEN_FILE_VARIABLE = "PORTAL_SESSION_TOKEN_FILE"  # noqa: S105 (a variable's name)
 SERVICE_BASE_URL_VARIABLE = "SERVICE_API_BASE"
 SERVICE_TOKEN_VARIABLES = ("SERVICE_API_TOKEN", "DASHBOARD_API_TOKEN")
 """The data service's token; the second name is the spec's older spelling, still honoured."""
+SERVICE_TOKEN_FILE_VARIABLE = "SERVICE_API_TOKEN_FILE"  # noqa: S105 (a variable's name)
+"""The `_FILE` variables name a file holding the token (the Docker secrets convention), read at
+each call, so a renewed token written there (by rename) is used by the next call, no restart."""
+MAX_TOKEN_FILE_BYTES = 16 * 1024
 
 GATEWAY_TOKEN_VARIABLE = "SVC_MCP_GATEWAY_TOKEN"  # noqa: S105 (a variable's name)
 """Not a backend's: the bearer token `svc-mcp --http` demands, and host entries reference."""
@@ -41,6 +46,17 @@ longer, with a stolen key, is refused."""
 INTROSPECTION_CLIENT_VARIABLES = ("SVC_MCP_OAUTH_CLIENT_ID", "SVC_MCP_OAUTH_CLIENT_SECRET")
 """The gateway's own client at the authorization server, for RFC 7662 introspection of opaque
 access tokens (off unless both are set)."""
+
+PORTAL_ACCESS_SECRET_VARIABLE = "PORTAL_ACCESS_JWT_SECRET"  # noqa: S105 (a variable's name)
+PORTAL_ACCESS_ISSUER_VARIABLE = "PORTAL_ACCESS_JWT_ISSUER"
+PORTAL_ACCESS_AUDIENCE_VARIABLE = "PORTAL_ACCESS_JWT_AUDIENCE"
+PORTAL_ACCESS_HEADER_VARIABLE = "PORTAL_ACCESS_JWT_HEADER"
+"""The portal's own access-proxy settings, given to an OAuth gateway too: it then presents each
+person to the portal as an access proxy would (svc_mcp.serve.portal_identity)."""
+
+PERSON_RATE_VARIABLE = "SVC_MCP_PERSON_CALLS_PER_SECOND"
+"""An OAuth gateway's budget per person (svc_mcp.serve.caller_budget): calls a second, bursts of
+four times that; 0 turns the budget off."""
 
 TIMEOUT_VARIABLE = "SVC_MCP_TIMEOUT_SECONDS"
 TIMEOUT_SECONDS = 10.0

@@ -65,7 +65,7 @@ def _setting_findings(
             "info",
             f"set (from {token_from})"
             if token_from
-            else f"not set ({' or '.join(backend.token_variables)})",
+            else f"not set ({' or '.join(backend.credential_variables)})",
             data={"set": token_from is not None, "source": token_from},
         ),
     ]

@@ -4,12 +4,13 @@ or by value."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from svc_mcp.core.backends import BACKENDS, backend_variables, token_variables
+from svc_mcp.core.backends import BACKENDS, Backend, backend_variables, token_variables
 from svc_mcp.core.settings import (
     CA_FILE_VARIABLE,
     GATEWAY_TOKEN_VARIABLE,
@@ -24,6 +25,7 @@ from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.runners import runner_env
 from svc_mcp.hosts.table import HOSTS, Host
 from svc_mcp.serve.gateway_token import client_gateway_token
+from svc_mcp.serve.oauth_settings import SCOPE_READ
 
 TokenMode = Literal["ref", "plain", "none", "oauth"]
 
@@ -31,7 +33,7 @@ TokenMode = Literal["ref", "plain", "none", "oauth"]
 # and the request timeout); an entry may set them, and a host that passes only listed variables
 # must be told to pass them.
 EXTRA_ENV = (CA_FILE_VARIABLE, TIMEOUT_VARIABLE)
-MACHINE_KEYS = (CA_FILE_VARIABLE,)
+MACHINE_KEYS = (CA_FILE_VARIABLE, *(backend.token_file_variable for backend in BACKENDS))
 """Variables whose value is a path on this machine: never written into a project's file."""
 ENV_KEYS = backend_variables() + EXTRA_ENV
 ENTRY_KEYS = ENV_KEYS + PASSED_VARIABLES
@@ -78,17 +80,36 @@ def _checked(env: dict[str, str], environ: Mapping[str, str]) -> dict[str, str]:
                 "again without it"
             )
     for backend in BACKENDS:
+        _check_token_file(backend, env)
         base = env.get(backend.base_url_variable)
         if base is None:
             continue
         check_url(base, backend.base_url_variable, secret_in=None)
-        tokens = [name for name in backend.token_variables if env.get(name)]
+        tokens = [name for name in backend.credential_variables if env.get(name)]
         host = cleartext_host(base, environ)
         if tokens and host is not None:
             raise InstallError(refusal(tokens[0], backend.base_url_variable, host))
         if tokens and urlsplit(base).scheme == "http" and insecure_hosts(environ):
             env[INSECURE_HOSTS_VARIABLE] = environ[INSECURE_HOSTS_VARIABLE]
     return env
+
+
+def _check_token_file(backend: Backend, env: Mapping[str, str]) -> None:
+    """A token file must be named by an absolute path (a host starts the server in a folder of
+    its own choosing), and not beside the token variable it stands for."""
+    path = env.get(backend.token_file_variable)
+    if path is None:
+        return
+    if not os.path.isabs(path):
+        raise InstallError(
+            f"{backend.token_file_variable} must be an absolute path: a host starts svc-mcp in a "
+            "folder of its own choosing"
+        )
+    if given := [name for name in backend.token_variables if env.get(name)]:
+        raise InstallError(
+            f"{given[0]} and {backend.token_file_variable} are both set: keep one (`--env "
+            f"{given[0]}=` leaves the variable out)"
+        )
 
 
 def plain_entry(command: list[str], env: Mapping[str, str]) -> dict[str, Any]:
@@ -136,6 +157,9 @@ def http_entry(
     check_url(url, "--http", secret_in=GATEWAY_TOKEN_VARIABLE)
     entry: dict[str, Any] = {**host.http_fields, host.url_key: url}
     inputs: list[dict[str, Any]] = []
+    if mode == "oauth" and host.oauth_key is not None:
+        # The least scope first: a person who may forward intel steps up when they call it.
+        entry[host.oauth_key] = {"scopes": SCOPE_READ}
     if mode in ("none", "oauth"):
         return entry, inputs
     if (reached := cleartext_host(url, environ)) is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
@@ -50,19 +51,43 @@ def oauth_gateway(url: str) -> OAuthGateway | None:
     )
 
 
-def issuer_problem(issuer: str) -> str | None:
-    """None when the issuer's discovery answers with its own name and a `jwks_uri` (what the
-    gateway needs), else what went wrong at each discovery URL."""
+def issuer_metadata(issuer: str) -> dict[str, Any] | str:
+    """The issuer's metadata when its discovery answers with its own name and a `jwks_uri` (what
+    the gateway needs), else what went wrong at each discovery URL."""
 
-    async def check() -> None:
+    async def check() -> dict[str, Any]:
         timeout = httpx.Timeout(FETCH_TIMEOUT_SECONDS)
         async with httpx.AsyncClient(
             timeout=timeout, trust_env=False, verify=ssl_context()
         ) as http:
-            await discover(issuer, http)
+            return await discover(issuer, http)
 
     try:
-        asyncio.run(check())
+        return asyncio.run(check())
     except DiscoveryFailed as failed:
         return str(failed)
+
+
+def sign_in_problem(
+    metadata: dict[str, Any], asks_for: tuple[str, ...], preregistered: bool
+) -> str | None:
+    """Why a host's sign-in at this authorization server cannot succeed, or None: a host that
+    registers itself needs dynamic registration (or client ID metadata documents), and every
+    scope it asks for must be one the server offers (else `invalid_scope`)."""
+    registers = metadata.get("registration_endpoint") or metadata.get(
+        "client_id_metadata_document_supported"
+    )
+    if not registers and not preregistered:
+        return (
+            "it offers no dynamic client registration, so the host cannot register itself: "
+            "give the entry a client registered there by hand (where the host takes one)"
+        )
+    offered = metadata.get("scopes_supported")
+    if isinstance(offered, list):
+        missing = [scope for scope in asks_for if scope not in offered]
+        if missing:
+            return (
+                f"the host asks for {' '.join(asks_for)} and the server offers no "
+                f"{', '.join(missing)}: its sign-in ends in invalid_scope"
+            )
     return None

@@ -16,7 +16,12 @@ from svc_mcp.hosts.cleartext import refusal
 from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.expansion import Passed, entry_env, entry_headers
 from svc_mcp.hosts.findings import Finding, failure
-from svc_mcp.hosts.oauth_probe import OAuthGateway, issuer_problem, oauth_gateway
+from svc_mcp.hosts.oauth_probe import (
+    OAuthGateway,
+    issuer_metadata,
+    oauth_gateway,
+    sign_in_problem,
+)
 from svc_mcp.hosts.ours import not_ours
 from svc_mcp.hosts.probe_sessions import Proof, http_session, stdio_session
 from svc_mcp.hosts.runners import PACKAGE, check_on_index, index_url
@@ -97,7 +102,7 @@ def prepare_entry(
             message = f"{where}: not contacted: {refusal('its token', 'the entry', reached)}"
             return failure(check, FailureKind.MISCONFIGURED, message, **data)
         if not headers.values and (oauth := oauth_gateway(url)) is not None:
-            return oauth_finding(check, where, host.label, oauth, data)
+            return oauth_finding(check, where, host, oauth, data, entry)
         if any(value.strip() == "Bearer" for value in headers.values.values()):
             message = (
                 f"{where}: not contacted: its token is {GATEWAY_TOKEN_VARIABLE}, which is not set "
@@ -186,7 +191,7 @@ def _sends_from_env(env: Passed) -> str:
         return ""
     said = f", given {', '.join(env.from_here)} from this shell"
     for backend in BACKENDS:
-        tokens = [name for name in backend.token_variables if env.values.get(name)]
+        tokens = [name for name in backend.credential_variables if env.values.get(name)]
         if tokens:
             base = env.values.get(backend.base_url_variable) or backend.default_base_url
             said += f"; svc-mcp would send {tokens[0]} to {base}"
@@ -238,17 +243,29 @@ def entry_strings(value: object) -> list[str]:
 
 
 def oauth_finding(
-    check: str, where: str, label: str, oauth: OAuthGateway, data: dict[str, object]
+    check: str,
+    where: str,
+    host: Host,
+    oauth: OAuthGateway,
+    data: dict[str, object],
+    entry: Mapping[str, Any],
 ) -> Finding:
     """An entry of a gateway with OAuth: the host signs in itself, so doctor checks what the
-    host's sign-in starts from, the gateway's metadata and the issuer's discovery."""
+    host's sign-in starts from, the gateway's metadata and the issuer's discovery, and whether
+    the issuer can let this entry sign in at all."""
+    label = host.label
     data = data | {"mode": "oauth", "issuer": oauth.issuer, "scopes": list(oauth.scopes)}
-    if (problem := issuer_problem(oauth.issuer)) is not None:
+    metadata = issuer_metadata(oauth.issuer)
+    if isinstance(metadata, str):
         message = (
             f"{where}: the gateway does OAuth, but its authorization server {oauth.issuer} "
-            f"does not answer discovery ({problem}); hosts cannot sign in"
+            f"does not answer discovery ({metadata}); hosts cannot sign in"
         )
         return failure(check, FailureKind.UNREACHABLE, message, **data)
+    asks_for, preregistered = host.oauth_request(entry, oauth.scopes)
+    if (problem := sign_in_problem(metadata, asks_for, preregistered)) is not None:
+        message = f"{where}: {label} cannot sign in at {oauth.issuer}: {problem}"
+        return failure(check, FailureKind.MISCONFIGURED, message, **data)
     message = (
         f"{where}: the gateway does OAuth with {oauth.issuer} (scopes "
         f"{', '.join(oauth.scopes)}); its metadata and the issuer's discovery answer; "

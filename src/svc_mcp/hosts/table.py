@@ -121,6 +121,22 @@ class Host:
     replaced_by: tuple[str, str] | None = None
     """The row that replaced this host for most of its users, and why: `--client` for this one
     says so when that one is installed here."""
+    oauth_key: str | None = None
+    """Claude Code: the entry's table of OAuth settings (`scopes`, `clientId`). A host with one
+    asks at sign-in for every scope the gateway lists unless its `scopes` pin fewer, so install
+    pins the least (`svc:read`); hosts without one ask for the scope of the first challenge."""
+
+    def oauth_request(
+        self, entry: Mapping[str, object], listed: tuple[str, ...]
+    ) -> tuple[tuple[str, ...], bool]:
+        """The scopes this entry's sign-in asks for (as far as the entry says; `listed`: the
+        gateway's `scopes_supported`), and whether it names a client registered by hand."""
+        settings = entry.get(self.oauth_key) if self.oauth_key else None
+        if not isinstance(settings, Mapping):
+            return (listed if self.oauth_key else listed[:1]), False
+        scopes = settings.get("scopes")
+        pinned = tuple(scopes.split()) if isinstance(scopes, str) and scopes.strip() else listed
+        return pinned, isinstance(settings.get("clientId"), str)
 
     def is_present(
         self,
@@ -185,6 +201,7 @@ HOSTS: dict[str, Host] = {
             startup=StartupLimit(variable="MCP_TIMEOUT", variable_unit=0.001),
             program="claude",
             present_by_file=True,
+            oauth_key="oauth",
         ),
         Host(
             "cursor",

@@ -1,11 +1,14 @@
 """The confinement of the stdio MCP server and the `--http` gateway: no file writes, reads only
-the installation, the runtime, the trust store and the resolver's files, TCP connect only to the
+the installation, the runtime, the trust store, the resolver's files and the folders of the
+backends' token files, TCP connect only to the
 backends' ports and the OTLP endpoint's, new sockets TCP only (UDP too when a backend is named by a
 host name, for the resolver) (README "Security notes").
 `SVC_MCP_CONFINEMENT` = auto | require | off."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from svc_mcp.core.backends import BACKENDS
@@ -30,7 +33,7 @@ def backend_urls() -> list[str]:
     urls = []
     for backend in BACKENDS:
         try:
-            urls.append(backend.connect().base_url)
+            urls.append(backend.address())
         except Misconfigured:
             continue
     return urls
@@ -45,6 +48,13 @@ def backend_ports() -> tuple[int, ...]:
     return tuple(sorted(ports))
 
 
+def token_file_folders() -> tuple[Path, ...]:
+    """The folders of the token files set: read at each call, and replaced by a rename, so the
+    folder and not the file is what stays readable."""
+    paths = (os.environ.get(backend.token_file_variable, "").strip() for backend in BACKENDS)
+    return tuple(sorted({Path(os.path.abspath(path)).parent for path in paths if path}))
+
+
 def connect_ports() -> tuple[int, ...]:
     """The backends' ports and, when telemetry is configured, the OTLP endpoint's."""
     return tuple(sorted({*backend_ports(), *otlp_ports()}))
@@ -57,7 +67,12 @@ def resolver_is_needed() -> bool:
 
 
 def stdio_policy() -> Policy:
-    return Policy(process=STDIO, connect_ports=connect_ports(), datagrams=resolver_is_needed())
+    return Policy(
+        process=STDIO,
+        reads=token_file_folders(),
+        connect_ports=connect_ports(),
+        datagrams=resolver_is_needed(),
+    )
 
 
 def gateway_policy(oauth: OAuthSettings | None = None) -> Policy:
@@ -68,6 +83,7 @@ def gateway_policy(oauth: OAuthSettings | None = None) -> Policy:
     issuer = [] if oauth is None else [oauth.issuer]
     return Policy(
         process=GATEWAY,
+        reads=token_file_folders(),
         connect_ports=tuple(sorted(set(ports))),
         datagrams=resolver_is_needed() or resolver_needed(issuer),
     )

@@ -35,6 +35,7 @@ from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE, timeout_seconds
 from svc_mcp.core.telemetry import GATEWAY_ROOT_SAMPLE_RATIO
 from svc_mcp.core.telemetry import setup as setup_telemetry
 from svc_mcp.core.toolspec import ToolSpec
+from svc_mcp.serve.caller_budget import person_budgets
 from svc_mcp.serve.confinement import confine_gateway
 from svc_mcp.serve.gateway_activation import activated_sockets, beyond_loopback
 from svc_mcp.serve.gateway_gates import BearerGate, NoStandaloneStream, StrictHostAndOrigin
@@ -50,6 +51,7 @@ from svc_mcp.serve.oauth_access import with_subject_key
 from svc_mcp.serve.oauth_gate import OAuthGate
 from svc_mcp.serve.oauth_settings import OAuthSettings, oauth_settings, start_notices
 from svc_mcp.serve.oauth_tokens import JwtVerifier
+from svc_mcp.serve.portal_identity import OnBehalf, identity_notice, portal_identity
 from svc_mcp.serve.request_selection import narrowing
 from svc_mcp.serve.server import build_server
 from svc_serving.bounded import BoundedHttpTools, bounded_protocol
@@ -219,6 +221,8 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
     try:
         http_protocol = bounded_protocol(BoundedHttpTools, serving_limits())
         call_timeout = timeout_seconds()
+        identity = portal_identity() if oauth is not None else None
+        budgets = person_budgets() if oauth is not None else None
     except (ValueError, Misconfigured) as exc:
         raise GatewayRefused(str(exc)) from None
     bound = (
@@ -235,7 +239,14 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
         async with new_http_client() as http:
             # Stateless with JSON answers: no session lives in this process, so any number of
             # instances with the same token can sit behind any load balancer (README "Scale out").
-            server = build_server(specs, http, transport="tcp", narrow=narrowing(specs))
+            server = build_server(
+                specs,
+                http,
+                transport="tcp",
+                narrow=narrowing(specs),
+                on_behalf=OnBehalf(identity) if oauth is not None else None,
+                budgets=budgets,
+            )
             mcp_app = server.streamable_http_app(
                 streamable_http_path=options.path,
                 transport_security=transport_security(options, oauth),
@@ -272,4 +283,6 @@ async def serve_http(specs: Sequence[ToolSpec], options: GatewayOptions) -> None
             static = auth.notice if auth is not None else None
             for notice in start_notices(oauth, static, unused_token=gateway_token() is not None):
                 print(f"svc-mcp: {notice}", file=sys.stderr)
+            if oauth is not None:
+                print(f"svc-mcp: {identity_notice(identity)}", file=sys.stderr)
             await GatewayServer(config).serve(sockets=sockets)

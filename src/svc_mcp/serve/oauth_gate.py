@@ -93,6 +93,7 @@ class OAuthGate:
         self.scopes = {spec.name: required_scope(spec) for spec in specs}
         self.document = metadata_document(settings)
         self.metadata_url = metadata_url(settings.public_url)
+        self.issuer = settings.issuer
         self.metadata_paths = {METADATA_PATH, urlsplit(self.metadata_url).path}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -225,10 +226,11 @@ class OAuthGate:
             f'Bearer error="insufficient_scope", scope="{needed}", '
             f'resource_metadata="{self.metadata_url}"'
         )
+        # Whom to ask: which people hold a scope is the authorization server's policy, not ours.
         message = (
-            f"insufficient_scope: this call needs the scope {needed}, which your access token "
-            f"does not carry; sign in again asking for {needed}, or ask whoever runs the "
-            "authorization server to grant it to you"
+            f"insufficient_scope: this call needs the scope {needed}, which your sign-in did not "
+            f"grant: ask the administrator of the authorization server {self.issuer} to grant "
+            f"you {needed}"
         )
         error = {
             "code": UNAUTHORIZED_CODE,

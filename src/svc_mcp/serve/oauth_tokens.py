@@ -116,7 +116,9 @@ class JwtVerifier:
             expires_at=int(claims["exp"]) + LEEWAY_SECONDS,
             resource=self.settings.public_url,
             subject=shown_subject(claims["sub"], self.settings.subject_key),
-            claims={"iss": claims["iss"]},
+            # In memory only: the person's budget is kept by `sub` (caller_budget), the portal is
+            # told who calls by the e-mail (portal_identity).
+            claims={"iss": claims["iss"], "sub": str(claims["sub"]), **_email(claims)},
         )
 
     def _times_hold(self, claims: dict[str, Any]) -> bool:
@@ -149,6 +151,11 @@ class JwtVerifier:
         if not isinstance(endpoint, str) or not endpoint.startswith(("https://", "http://")):
             return None
         return await self._introspection.check(token, endpoint)
+
+
+def _email(claims: dict[str, Any]) -> dict[str, str]:
+    email = claims.get("email")
+    return {"email": email} if isinstance(email, str) else {}
 
 
 def granted_scopes(claims: dict[str, Any]) -> list[str]:

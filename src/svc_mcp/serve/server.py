@@ -19,7 +19,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from importlib.metadata import version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx
@@ -33,6 +33,7 @@ from mcp.types import (
     METHOD_NOT_FOUND,
     CallToolRequestParams,
     CallToolResult,
+    ContentBlock,
     ListResourcesResult,
     ListToolsResult,
     PaginatedRequestParams,
@@ -52,11 +53,15 @@ from svc_mcp.core.errors import CallError, NotFound
 from svc_mcp.core.settings import TIMEOUT_SECONDS, timeout_seconds
 from svc_mcp.core.toolspec import ToolSpec
 from svc_mcp.serve import untrusted
+from svc_mcp.serve.caller_budget import CallerBudgets, caller_key
 from svc_mcp.serve.request_selection import Narrowing, SelectionRefused
 from svc_mcp.serve.schemas import output_schema
 from svc_mcp.serve.spans import RequestSpans
 from svc_mcp.serve.stdio_stop import AnsweringStream, stdin_lines, stop_on_sigterm
 from svc_mcp.serve.views import ViewDocument, view_documents, view_uri
+
+if TYPE_CHECKING:
+    from svc_mcp.serve.portal_identity import OnBehalf
 
 SERVER_NAME = "svc-mcp"
 INSTRUCTIONS = (
@@ -83,11 +88,15 @@ def build_server(
     *,
     transport: str = "pipe",
     narrow: Narrowing | None = None,
+    on_behalf: OnBehalf | None = None,
+    budgets: CallerBudgets | None = None,
 ) -> Server[Any]:
     """A low-level Server serving `specs`, and nothing else; every call goes through the shared
     `http` client (or the one `http()` makes on first use, `LazyClient`). `transport` (`pipe`,
     `tcp`) is what its spans say it is served over. `narrow` (the gateway's selection headers)
-    leaves each request a part of `specs`."""
+    leaves each request a part of `specs`. `on_behalf`: the gateway presents each OAuth caller to
+    the portal as themselves; `budgets`: each OAuth caller's calls are counted against their own
+    budget (svc_mcp.serve.caller_budget)."""
     client = _always(http) if isinstance(http, httpx.AsyncClient) else http
     tools = {spec.name: _tool(spec) for spec in specs}
     rows = {spec.name: (spec, spec.agent_defaults()) for spec in specs}
@@ -138,12 +147,20 @@ def build_server(
         given = {
             name: value for name, value in (params.arguments or {}).items() if value is not None
         }
+        person = caller_key() if budgets is not None else None
+        refused = budgets.admit(person) if budgets is not None and person is not None else None
+        if refused is not None:
+            return _error_result(refused)
         try:
-            return await _run(spec, {**defaults, **given}, client(), slots[spec.backend.name])
+            slot = slots[spec.backend.name]
+            return await _run(spec, {**defaults, **given}, client(), slot, on_behalf)
         except Exception:
             # A bug, not a failure the product names: its text stays in the server's log.
             log.exception("Tool %r raised an unexpected exception", spec.name)
             return _failure(f"Error executing tool {spec.name}")
+        finally:
+            if budgets is not None and person is not None:
+                budgets.release(person)
 
     def input_schema(name: str) -> dict[str, Any] | None:
         tool = tools.get(name)
@@ -301,17 +318,23 @@ def _tool(spec: ToolSpec) -> Tool:
 
 
 async def _run(
-    spec: ToolSpec, arguments: dict[str, Any], http: httpx.AsyncClient, slot: anyio.Semaphore
+    spec: ToolSpec,
+    arguments: dict[str, Any],
+    http: httpx.AsyncClient,
+    slot: anyio.Semaphore,
+    on_behalf: OnBehalf | None = None,
 ) -> CallToolResult:
+    delegate = on_behalf.delegate if on_behalf is not None else None
     try:
-        result = await call_tool(spec, arguments, http, slot)
+        result = await call_tool(spec, arguments, http, slot, delegate=delegate)
     except CallError as error:
         return _error_result(error)
     structured = untrusted.mark(spec.name, result.structured())
-    return CallToolResult(
-        content=[TextContent(type="text", text=replace(result, data=structured).text(spec.name))],
-        structured_content=structured,
-    )
+    text = replace(result, data=structured).text(spec.name)
+    content: list[ContentBlock] = [TextContent(type="text", text=text)]
+    if on_behalf is not None and (notice := on_behalf.notice(spec)) is not None:
+        content.append(TextContent(type="text", text=notice))
+    return CallToolResult(content=content, structured_content=structured)
 
 
 def _error_result(error: CallError) -> CallToolResult:

@@ -140,6 +140,10 @@ class IntelItem(ServiceRecord):
     expires_at: AwareDatetime | None
     received_at: AwareDatetime
     body: dict[str, Any]
+    forwarded_by: str | None = Field(
+        default=None,
+        description="Who the MCP gateway forwarded it for (their sign-in's subject), if it did.",
+    )
 
 
 class AuthStatus(ServiceRecord):
