@@ -13,14 +13,13 @@ import anyio
 import httpx
 
 from svc_mcp.core import give_back
+from svc_mcp.core.answer_body import BodyReader, check_length
 from svc_mcp.core.backends import total_slots
 from svc_mcp.core.connection import (
     CONNECT_TIMEOUT_SECONDS,
-    BodyReader,
     Connection,
     Payload,
     answer,
-    check_length,
     request_body,
     request_headers,
     unreachable,

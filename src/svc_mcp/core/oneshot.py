@@ -16,13 +16,12 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+from svc_mcp.core.answer_body import BodyReader, check_length
 from svc_mcp.core.connection import (
     CONNECT_TIMEOUT_SECONDS,
-    BodyReader,
     Connection,
     Payload,
     answer,
-    check_length,
     request_body,
     request_headers,
     unreachable,
