@@ -29,6 +29,8 @@ class HostileIssuer:
         """Seconds between two bytes of the key set (0: all at once)."""
         self.padding = 0
         """Bytes of padding in the key set's JSON, streamed in 64 kB pieces."""
+        self.delay_seconds = 0.0
+        """Seconds before the key set's answer begins."""
         self.silent = False
         """Accept the key set's request and never answer it."""
         self.key_reads = 0
@@ -113,6 +115,7 @@ class HostileIssuer:
                 if issuer.silent:
                     time.sleep(60)
                     return
+                time.sleep(issuer.delay_seconds)
                 body = issuer._key_set()
                 if not issuer.drip_seconds and not issuer.padding:
                     self._send(body)

@@ -54,6 +54,22 @@ def test_rotation_and_no_network_per_token(idp_root: Path) -> None:
         anyio.run(scenario)
 
 
+def test_a_token_during_the_first_read_waits_for_that_read_only() -> None:
+    clock = Clock()
+    with hostile_issuer("k1") as issuer:
+        issuer.delay_seconds = 0.5
+
+        async def scenario() -> None:
+            async with running_verifier(issuer.issuer, RESOURCE, clock) as (verifier, _):
+                await anyio.sleep(0.2)  # the read at start is under way
+                started = clock.now
+                assert await subject(verifier, issuer.token("k1")) == "alice"
+                assert issuer.key_reads == 1
+                assert clock.now == started  # no spacing waited for a read of its own
+
+        anyio.run(scenario)
+
+
 def test_a_withdrawn_key_stops_working_cached_or_not() -> None:
     clock = Clock()
     with hostile_issuer("k1", "k2") as issuer:

@@ -83,6 +83,8 @@ class KeySet:
         self._wanted = anyio.Event()
         self._next = anyio.Event()
         """Set when the next read to start has ended."""
+        self._reading: anyio.Event | None = None
+        """Set when the read under way has ended; None between reads."""
         self._absent: OrderedDict[str, float] = OrderedDict()
 
     def held(self, kid: str) -> jwt.PyJWK | None:
@@ -99,7 +101,16 @@ class KeySet:
         found_absent = self._absent.get(kid)
         if found_absent is not None and self.clock() - found_absent < self.times.absent:
             return None
-        if not await self.next_read():
+        ended = False
+        with anyio.move_on_after(self.times.patience):
+            if (reading := self._reading) is not None:
+                # A read under way (the one at start, say) may bring it: no need for the next.
+                await reading.wait()
+                if (key := self.keys.get(kid)) is not None:
+                    return key
+            await self._ask().wait()
+            ended = True
+        if not ended:
             raise IssuerUnavailable(f"no key set from {self.issuer} within the wait")
         if (key := self.keys.get(kid)) is not None:
             return key
@@ -114,11 +125,15 @@ class KeySet:
     async def next_read(self) -> bool:
         """Asks for a read that starts from now and waits for it, at most `patience`; whether
         it ended."""
-        done = self._next
-        self._wanted.set()
+        done = self._ask()
         with anyio.move_on_after(self.times.patience):
             await done.wait()
         return done.is_set()
+
+    def _ask(self) -> anyio.Event:
+        """Asks for a read that starts from now; the event set when it has ended."""
+        self._wanted.set()
+        return self._next
 
     async def run(self) -> None:
         """Reads the set at start, then whenever asked or due, `spacing` apart at least."""
@@ -130,8 +145,9 @@ class KeySet:
             if wait > 0:
                 await self.sleep(wait)
             done, self._next, self._wanted = self._next, anyio.Event(), anyio.Event()
-            self._started_at = self.clock()
+            self._started_at, self._reading = self.clock(), done
             await self._read()
+            self._reading = None
             done.set()
 
     async def _read(self) -> None:
