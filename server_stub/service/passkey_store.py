@@ -95,8 +95,13 @@ def open_passkey_store(db_path: Path) -> PasskeyStore:
     store = PasskeyStore(path, folder / "webauthn.journal")
     previous = folder / "webauthn.json"
     if not len(store) and previous.is_file() and not previous.is_symlink():
-        store.take_over(PasskeyStore(previous, folder / "webauthn.json.journal"))
-        previous.unlink()
+        try:
+            store.take_over(PasskeyStore(previous, folder / "webauthn.json.journal"))
+            previous.unlink()
+        except OSError as exc:
+            raise StartupRefused(
+                f"cannot move the passkeys of {previous} into {path}: {exc.strerror}"
+            ) from None
     return store
 
 
@@ -179,9 +184,14 @@ class PasskeyStore:
         self._commit({**self._passkeys, passkey.id: used})
 
     def take_over(self, other: PasskeyStore) -> None:
-        """Keeps `other`'s user handle and passkeys from now on (written here)."""
-        self.user_handle = other.user_handle
-        self._commit({passkey.id: passkey for passkey in other.passkeys()})
+        """Keeps `other`'s user handle and passkeys from now on (written here; OSError changes
+        nothing)."""
+        own_handle, self.user_handle = self.user_handle, other.user_handle
+        try:
+            self._commit({passkey.id: passkey for passkey in other.passkeys()})
+        except OSError:
+            self.user_handle = own_handle
+            raise
 
     def remove(self, passkey: Passkey) -> None:
         self._commit({key: value for key, value in self._passkeys.items() if key != passkey.id})

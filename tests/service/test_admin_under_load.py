@@ -68,7 +68,8 @@ def test_pause_and_resume_are_answered_on_the_next_request_under_load(
 
 
 WRITES = 1_000
-"""Per journal mode: about 10 s on two quiet cores, each write with its fsync and its read."""
+"""Per journal mode, each write with its fsync and its read: 50 to 115 s on the 2-core machine
+while other sessions loaded it (load average 9 to 12); an `alone` test runs with nothing beside."""
 
 
 @contextmanager
@@ -116,7 +117,7 @@ def test_every_read_after_an_admin_write_sees_it_under_concurrent_readers_and_a_
     server: Server, demo_db: Path
 ) -> None:
     """A thousand writes (pause, a new order, resume, ...), each followed at once by a read over
-    HTTP, while two other clients read both routes and a busy loop load the machine: no read
+    HTTP, while two other clients read both routes and a busy loop loads the machine: no read
     returns an answer from before the write."""
     stale: list[str] = []
     with (
