@@ -41,6 +41,11 @@ ALLOWED: dict[tuple[str, str], tuple[str, str, str]] = {
     ("get_orders", "type"): ("string", "string in [limit, market, stop]", LOOSER),
     ("get_orders", "time_in_force"): ("string", "string in [day, gtc, ioc]", LOOSER),
     ("get_events", "id"): ("integer | string", "integer", LOOSER),
+    ("get_intel", "forwarded_by"): (
+        "string | null, optional",
+        "string | null",
+        "another implementation of spec 2 does not know who a gateway forwarded for",
+    ),
     ("get_events", "source"): ("string", "string in [admin, daemon]", LOOSER),
     ("get_health", "status"): (
         "'ready'",

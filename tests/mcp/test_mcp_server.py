@@ -32,7 +32,7 @@ def test_arguments_reach_the_row_as_sent(monkeypatch: pytest.MonkeyPatch) -> Non
     received: list[dict[str, object]] = []
 
     async def recording(
-        spec: ToolSpec, arguments: dict[str, object], http: object, slot: object
+        spec: ToolSpec, arguments: dict[str, object], http: object, slot: object, **_: object
     ) -> Any:
         received.append(arguments)
         raise RuntimeError("stop here")
@@ -48,7 +48,7 @@ def test_a_bug_is_a_tool_error_without_its_text(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     async def broken(
-        spec: ToolSpec, arguments: dict[str, object], http: object, slot: object
+        spec: ToolSpec, arguments: dict[str, object], http: object, slot: object, **_: object
     ) -> Any:
         raise RuntimeError("internal detail 7f3a")
 

@@ -179,7 +179,7 @@ def test_intel_inbox_lists_stored_envelopes(service: ServiceUnderTest, demo_db: 
     with sqlite3.connect(demo_db) as connection:
         connection.execute(
             "INSERT INTO intel_inbox VALUES ('i-1', 'svc.intel.v1', 'desk', 'note',"
-            " '2025-06-30T12:00:00Z', NULL, '2025-06-30T12:00:01Z', '{\"text\": \"hello\"}', 'sig')"
+            " '2025-06-30T12:00:00Z', NULL, '2025-06-30T12:00:01Z', '{\"text\": \"hello\"}', 'sig', NULL)"
         )
     assert get_data(client, "/api/v1/intel") == [
         {
@@ -191,6 +191,7 @@ def test_intel_inbox_lists_stored_envelopes(service: ServiceUnderTest, demo_db: 
             "expires_at": None,
             "received_at": "2025-06-30T12:00:01Z",
             "body": {"text": "hello"},
+            "forwarded_by": None,
         }
     ]
 
