@@ -184,8 +184,8 @@ def test_every_client_refuses_alike(
         assert result.is_error
         [block] = result.content
         assert isinstance(block, TextContent)
-        assert block.text.endswith(QUOTED_MARK)  # it quotes the portal's words
-        assert REQUEST_ID.sub("", block.text.removesuffix(QUOTED_MARK)) == message
+        # It quotes the portal's words.
+        assert REQUEST_ID.sub("", block.text) == message.removesuffix(")") + ")" + QUOTED_MARK
         said = result.structured_content["untrusted"]["said"]  # type: ignore[index]
         assert said.startswith("forbidden: ")
         assert result.structured_content == {

@@ -22,6 +22,7 @@ from mcp.types import CallToolResult, ListToolsResult
 from server_stub.intel.envelope import key_bytes, sign
 from svc_mcp.cli import main as svc_mcp_cli
 from svc_mcp.serve.schemas import output_schema
+from svc_mcp.serve.untrusted import mark
 from svc_mcp.tools.service import SERVICE_TOOLS
 from tests.mcp.conftest import (
     INTEL_KEY,
@@ -108,7 +109,8 @@ def test_rest_cli_and_mcp_agree(views: dict[str, Any], spec: Any) -> None:
     for transport in ("stdio", "http"):
         result: CallToolResult = views[transport].results[spec.name]
         assert not result.is_error, result.content
-        assert result.structured_content == expected_structured(body)
+        # With the marker of text written by others first (svc_mcp.serve.untrusted).
+        assert result.structured_content == mark(spec.name, expected_structured(body))
         jsonschema.validate(result.structured_content, output_schema(spec))
 
 

@@ -87,9 +87,10 @@ def test_the_portal_page_is_marked_and_a_quoted_portal_error_too(portal: PortalS
     assert said.startswith("forbidden: ")
     assert said in text_of(refused)
     assert "\n" not in text_of(refused)
-    assert text_of(refused).endswith(
-        f" [untrusted: the backend's own words quoted here are {RULE}]"
-    )
+    # The marker, then the request id, last as ever.
+    marked = f" [untrusted: the backend's own words quoted here are {RULE}] (request id "
+    assert marked in text_of(refused)
+    assert text_of(refused).endswith(")")
 
 
 @pytest.mark.e2e

@@ -183,6 +183,8 @@ def summarize(structured: Mapping[str, Any] | None) -> str:
     fields for a list; the key fields for an object."""
     if structured is None:
         return "(no structured result)"
+    # The label of text written by others (svc_mcp.serve.untrusted) is not a field to show.
+    structured = {name: value for name, value in structured.items() if name != "untrusted"}
     records = structured.get("result")
     if isinstance(records, list) and set(structured) <= {"result", "next_cursor"}:
         more = ", more on the next page" if "next_cursor" in structured else ""

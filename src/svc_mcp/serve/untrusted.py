@@ -56,10 +56,11 @@ def mark(tool: str, structured: dict[str, Any]) -> dict[str, Any]:
 def error_text(error: CallError) -> str:
     """What the model reads of a failed call: one line, which says when it quotes the backend
     (the structured content's `untrusted.said` holds the very words)."""
-    text = f"{error.kind}: {error.told()}"
+    told, said = error.told(), str(error)
     if error.quoted is None:
-        return text
-    return text + QUOTED_MARK
+        return f"{error.kind}: {told}"
+    # The request id stays last, where a person finds it to hand an operator.
+    return f"{error.kind}: {said}{QUOTED_MARK}{told.removeprefix(said)}"
 
 
 def quoted_error(quoted: str | None) -> dict[str, Any]:
