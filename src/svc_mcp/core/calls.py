@@ -24,7 +24,7 @@ from svc_mcp.core.errors import CallError, InvalidArgument, ServerError, Unavail
 from svc_mcp.core.safe_text import safe_json
 from svc_mcp.core.settings import timeout_seconds
 from svc_mcp.core.telemetry import BackendRequest, backend_request
-from svc_mcp.core.toolspec import FIELDS, ToolSpec
+from svc_mcp.core.toolspec import FIELDS, GROUP_BY, GROUPED_KEY, ToolSpec
 
 if TYPE_CHECKING:
     import anyio
@@ -41,6 +41,8 @@ class ToolResult:
 
     data: Any
     next_cursor: str | None = None
+    key: str = "result"
+    """Where a list goes in the structured content: `result`, or `groups` for grouped rows."""
 
     def text(self, tool: str) -> str:
         """What an agent reads: the structured content as compact JSON and, when more remain,
@@ -58,7 +60,7 @@ class ToolResult:
         plus `next_cursor` when paging; an object is returned as it is."""
         if isinstance(self.data, dict):
             return self.data
-        content: dict[str, Any] = {"result": self.data}
+        content: dict[str, Any] = {self.key: self.data}
         if self.next_cursor is not None:
             content["next_cursor"] = self.next_cursor
         return content
@@ -70,6 +72,10 @@ class _Request:
     query: dict[str, str]
     body: Any
     fields: tuple[str, ...] | None
+
+    @property
+    def grouped(self) -> bool:
+        return GROUP_BY in self.query
 
 
 def _prepare(
@@ -252,7 +258,7 @@ def _checked(spec: ToolSpec, request: _Request, payload: Payload) -> ToolResult:
 
     connection = request.connection
     try:
-        payload_type(spec).validate_python(payload.data)
+        (group_type(spec) if request.grouped else payload_type(spec)).validate_python(payload.data)
     except ValidationError as exc:
         first, *others = exc.errors(include_input=False, include_url=False)
         where = ".".join(str(part) for part in first["loc"]) or "data"
@@ -262,6 +268,8 @@ def _checked(spec: ToolSpec, request: _Request, payload: Payload) -> ToolResult:
             f"not match {spec.record_model().__name__}: {where}: {first['msg']}{more}"
         ) from None
     data = payload.data
+    if request.grouped:
+        return ToolResult(data, payload.next_cursor, GROUPED_KEY)
     if request.fields is not None:
         data = [{k: record[k] for k in request.fields if k in record} for record in data]
     return ToolResult(data, payload.next_cursor)
@@ -274,3 +282,13 @@ def payload_type(spec: ToolSpec) -> TypeAdapter[Any]:
 
     model = spec.record_model()
     return TypeAdapter(list[model] if spec.many else model)  # type: ignore[valid-type]
+
+
+@cache
+def group_type(spec: ToolSpec) -> TypeAdapter[Any]:
+    """What a grouped answer's `data` must be: a list of the row's group model."""
+    from pydantic import TypeAdapter
+
+    assert spec.grouped is not None
+    model = spec.grouped()
+    return TypeAdapter(list[model])  # type: ignore[valid-type]
