@@ -19,12 +19,13 @@ from functools import cache
 from itertools import count
 from typing import TYPE_CHECKING, Any
 
+from svc_mcp.core.bounded import MAX_RESULT_CHARS, part_cursor, read_part_cursor
 from svc_mcp.core.connection import Connection, Payload, unreachable
 from svc_mcp.core.errors import CallError, InvalidArgument, ServerError, Unavailable, Unreachable
 from svc_mcp.core.safe_text import safe_json
 from svc_mcp.core.settings import timeout_seconds
 from svc_mcp.core.telemetry import BackendRequest, backend_request
-from svc_mcp.core.toolspec import FIELDS, GROUP_BY, GROUPED_KEY, ToolSpec
+from svc_mcp.core.toolspec import CURSOR, FIELDS, GROUP_BY, GROUPED_KEY, ToolSpec
 
 if TYPE_CHECKING:
     import anyio
@@ -72,6 +73,8 @@ class _Request:
     query: dict[str, str]
     body: Any
     fields: tuple[str, ...] | None
+    skipped: int = 0
+    """Records of the backend page already given, when the cursor was one of `bounded`'s."""
 
     @property
     def grouped(self) -> bool:
@@ -90,7 +93,14 @@ def _prepare(
         connection = replace(connection, token=None)
     body = given.pop(spec.body, None) if spec.body else None
     query = {name: str(value) for name, value in given.items()}
-    return _Request(connection, query, body, fields)
+    part = read_part_cursor(query.get(CURSOR.name, ""))
+    if part is None:
+        return _Request(connection, query, body, fields)
+    page_cursor, skipped = part
+    query.pop(CURSOR.name)
+    if page_cursor is not None:
+        query[CURSOR.name] = page_cursor
+    return _Request(connection, query, body, fields, skipped)
 
 
 def _known_fields(spec: ToolSpec, names: object) -> tuple[str, ...]:
@@ -181,7 +191,9 @@ async def call_tool(
                                 json_body=request.body,
                                 exchange=exchange,
                             )
-                            return _checked(spec, request, payload)
+                            result = _checked(spec, request, payload)
+                            page_cursor = request.query.get(CURSOR.name)
+                            return within_bound(result, spec.name, page_cursor, request.skipped)
                 except CallError as error:
                     delay = retry_delay(spec, attempt, error)
                     if delay is None:
@@ -268,6 +280,8 @@ def _checked(spec: ToolSpec, request: _Request, payload: Payload) -> ToolResult:
             f"not match {spec.record_model().__name__}: {where}: {first['msg']}{more}"
         ) from None
     data = payload.data
+    if request.skipped and isinstance(data, list):
+        data = data[request.skipped :]
     if request.grouped:
         return ToolResult(data, payload.next_cursor, GROUPED_KEY)
     if request.fields is not None:
@@ -292,3 +306,26 @@ def group_type(spec: ToolSpec) -> TypeAdapter[Any]:
     assert spec.grouped is not None
     model = spec.grouped()
     return TypeAdapter(list[model])  # type: ignore[valid-type]
+
+
+def within_bound(
+    result: ToolResult, tool: str, page_cursor: str | None, skipped: int
+) -> ToolResult:
+    """`result` (its list the records after the `skipped` first of the backend page asked for
+    with `page_cursor`), cut short at a record boundary when its text is over the bound."""
+    if not isinstance(result.data, list) or len(result.text(tool)) <= MAX_RESULT_CHARS:
+        return result
+
+    def cut(count: int) -> ToolResult:
+        return replace(
+            result, data=result.data[:count], next_cursor=part_cursor(page_cursor, skipped + count)
+        )
+
+    fits, too_many = 1, len(result.data)
+    while too_many - fits > 1:
+        middle = (fits + too_many) // 2
+        if len(cut(middle).text(tool)) <= MAX_RESULT_CHARS:
+            fits = middle
+        else:
+            too_many = middle
+    return cut(fits)
