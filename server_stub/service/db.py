@@ -288,6 +288,26 @@ class ServiceDatabase:
             "intel_inbox", "received_at DESC, id DESC", conditions, page, shapes.intel
         )
 
+    def query_page(
+        self,
+        query: str,
+        params: tuple[str, ...],
+        page: PageRequest,
+        shape: Callable[[sqlite3.Row], Row],
+    ) -> PageOfRows:
+        """One page of a query built elsewhere (server_stub.service.groups), ending in
+        `LIMIT ? OFFSET ?`, cached as a raw page is."""
+        arguments = (*params, page.limit + 1, page.offset)
+
+        def compute(connection: sqlite3.Connection) -> PageOfRows:
+            rows = connection.execute(query, arguments).fetchall()
+            more = len(rows) > page.limit
+            shaped = [shape(row) for row in rows[: page.limit]]
+            return PageOfRows(shaped, encode_cursor(page.offset + page.limit) if more else None)
+
+        cacheable = page.limit <= MAX_CACHED_PAGE_ROWS
+        return self._cached((query, arguments) if cacheable else None, compute)
+
     def _page(
         self,
         table: str,

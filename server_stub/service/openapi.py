@@ -29,6 +29,7 @@ from server_stub.openapi import (
     query,
     record,
 )
+from server_stub.service.groups import choices, group_by_parameter, grouped_schema
 from server_stub.service.passkeys import PREFIX
 from server_stub.service.query import IDENTIFIER, SYMBOL
 from server_stub.service.routes import EVENT_LEVELS, ORDER_STATUSES, SIDES, STATIC_FILES
@@ -196,37 +197,63 @@ def operations() -> list[Operation]:
         _list(
             "/api/v1/orders",
             "orders, newest first",
-            ORDER,
+            grouped_schema(
+                ORDER,
+                choices("orders"),
+                {"quantity": NUMBER, "filled_quantity": NUMBER},
+            ),
             SYMBOL_PARAMETER,
             query("status", enum(*ORDER_STATUSES, "open"), "open = new or partially filled"),
             side,
             *SINCE_UNTIL,
+            group_by_parameter("orders"),
         ),
         _list(
             "/api/v1/fills",
             "executions, newest first",
-            FILL,
+            grouped_schema(
+                FILL,
+                choices("fills"),
+                {
+                    **dict.fromkeys(("quantity", "notional", "fees"), NUMBER),
+                    "vwap": nullable(NUMBER),
+                },
+            ),
             SYMBOL_PARAMETER,
             _identifier("order_id"),
             side,
             *SINCE_UNTIL,
+            group_by_parameter("fills"),
         ),
         _list(
             "/api/v1/pnl",
             "daily P&L, newest first",
-            PNL,
+            grouped_schema(
+                PNL,
+                choices("daily_pnl"),
+                {
+                    **dict.fromkeys(("realized_pnl", "unrealized_pnl", "fees", "net_pnl"), NUMBER),
+                    "trades": INTEGER,
+                    "best_day": STRING,
+                    "best_net_pnl": NUMBER,
+                    "worst_day": STRING,
+                    "worst_net_pnl": NUMBER,
+                },
+            ),
             query("since", {"type": "string", "format": "date"}, "inclusive, YYYY-MM-DD"),
             query("until", {"type": "string", "format": "date"}, "exclusive, YYYY-MM-DD"),
+            group_by_parameter("daily_pnl"),
         ),
         _list("/api/v1/risk", "risk limits", RISK, SYMBOL_PARAMETER),
         _list(
             "/api/v1/events",
             "the event log, newest first",
-            EVENT,
+            grouped_schema(EVENT, choices("events"), {"first_ts": TIMESTAMP, "last_ts": TIMESTAMP}),
             query("level", enum(*EVENT_LEVELS), "level"),
             _identifier("kind"),
             SYMBOL_PARAMETER,
             *SINCE_UNTIL,
+            group_by_parameter("events"),
         ),
         _list(
             "/api/v1/intel",

@@ -22,7 +22,8 @@ from server_stub.http import (
     storage_unavailable,
 )
 from server_stub.service.auth import Authenticator, Via
-from server_stub.service.db import DatabaseUnavailable, PageOfRows, ServiceDatabase
+from server_stub.service.db import Condition, DatabaseUnavailable, PageOfRows, ServiceDatabase
+from server_stub.service.groups import choices, grouped_page, time_conditions
 from server_stub.service.intake import IntelIntake, parse_envelope
 from server_stub.service.query import IDENTIFIER, PAGING, QueryReader, bad_request
 from server_stub.service.sessions import SESSION_COOKIE
@@ -186,36 +187,58 @@ class ServiceRoutes:
 
     async def orders(self, request: Request) -> Response:
         self.auth.authenticate(request)
-        query = QueryReader(request, (*PAGING, "symbol", "status", "side", "since", "until"))
+        query = QueryReader(
+            request, (*PAGING, "symbol", "status", "side", "since", "until", "group_by")
+        )
         status = query.choice("status", (*ORDER_STATUSES, "open"))
         statuses = OPEN_ORDER_STATUSES if status == "open" else (status,) if status else ()
+        group_by = query.choice("group_by", choices("orders"))
+        symbol, side, period = query.symbol(), query.choice("side", SIDES), query.time_range()
+        if group_by is not None:
+            conditions = [
+                ("symbol = ?", symbol),
+                ("status IN ({})", tuple(statuses) or None),
+                ("side = ?", side),
+                *time_conditions("created_at", period),
+            ]
+            return self._grouped("orders", group_by, conditions, query)
         return self._page(
             lambda: self.db.orders(
-                query.page(),
-                symbol=query.symbol(),
-                statuses=statuses,
-                side=query.choice("side", SIDES),
-                period=query.time_range(),
+                query.page(), symbol=symbol, statuses=statuses, side=side, period=period
             )
         )
 
     async def fills(self, request: Request) -> Response:
         self.auth.authenticate(request)
-        query = QueryReader(request, (*PAGING, "symbol", "order_id", "side", "since", "until"))
+        query = QueryReader(
+            request, (*PAGING, "symbol", "order_id", "side", "since", "until", "group_by")
+        )
+        group_by = query.choice("group_by", choices("fills"))
+        symbol, side, period = query.symbol(), query.choice("side", SIDES), query.time_range()
+        order_id = query.text("order_id", IDENTIFIER, "an order id such as ord-000123")
+        if group_by is not None:
+            conditions = [
+                ("symbol = ?", symbol),
+                ("order_id = ?", order_id),
+                ("side = ?", side),
+                *time_conditions("executed_at", period),
+            ]
+            return self._grouped("fills", group_by, conditions, query)
         return self._page(
             lambda: self.db.fills(
-                query.page(),
-                symbol=query.symbol(),
-                order_id=query.text("order_id", IDENTIFIER, "an order id such as ord-000123"),
-                side=query.choice("side", SIDES),
-                period=query.time_range(),
+                query.page(), symbol=symbol, order_id=order_id, side=side, period=period
             )
         )
 
     async def pnl(self, request: Request) -> Response:
         self.auth.authenticate(request)
-        query = QueryReader(request, (*PAGING, "since", "until"))
-        return self._page(lambda: self.db.daily_pnl(query.page(), period=query.date_range()))
+        query = QueryReader(request, (*PAGING, "since", "until", "group_by"))
+        group_by = query.choice("group_by", choices("daily_pnl"))
+        period = query.date_range()
+        if group_by is not None:
+            conditions = time_conditions("date", period)
+            return self._grouped("daily_pnl", group_by, conditions, query)
+        return self._page(lambda: self.db.daily_pnl(query.page(), period=period))
 
     async def risk(self, request: Request) -> Response:
         self.auth.authenticate(request)
@@ -224,14 +247,24 @@ class ServiceRoutes:
 
     async def events(self, request: Request) -> Response:
         self.auth.authenticate(request)
-        query = QueryReader(request, (*PAGING, "level", "kind", "symbol", "since", "until"))
+        query = QueryReader(
+            request, (*PAGING, "level", "kind", "symbol", "since", "until", "group_by")
+        )
+        group_by = query.choice("group_by", choices("events"))
+        level = query.choice("level", EVENT_LEVELS)
+        kind = query.text("kind", IDENTIFIER, "an event kind such as order_rejected")
+        symbol, period = query.symbol(), query.time_range()
+        if group_by is not None:
+            conditions = [
+                ("level = ?", level),
+                ("kind = ?", kind),
+                ("symbol = ?", symbol),
+                *time_conditions("ts", period),
+            ]
+            return self._grouped("events", group_by, conditions, query)
         return self._page(
             lambda: self.db.events(
-                query.page(),
-                level=query.choice("level", EVENT_LEVELS),
-                kind=query.text("kind", IDENTIFIER, "an event kind such as order_rejected"),
-                symbol=query.symbol(),
-                period=query.time_range(),
+                query.page(), level=level, kind=kind, symbol=symbol, period=period
             )
         )
 
@@ -269,6 +302,11 @@ class ServiceRoutes:
             return read()
         except DatabaseUnavailable as exc:
             raise (corrupt() if exc.fault is StorageFault.CORRUPT else unavailable()) from None
+
+    def _grouped(
+        self, table: str, group_by: str, conditions: list[Condition], query: QueryReader
+    ) -> Response:
+        return self._page(lambda: grouped_page(self.db, table, group_by, conditions, query.page()))
 
     def _page(self, read: Callable[[], PageOfRows]) -> Response:
         page: PageOfRows = self._read(read)

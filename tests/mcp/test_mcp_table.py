@@ -70,7 +70,8 @@ def test_schemas_are_valid_json_schema(spec: ToolSpec) -> None:
     assert "$ref" not in text
     assert '"type": [' not in text + json.dumps(spec.input_schema()), "no type arrays"
     if spec.many:
-        assert set(schema["properties"]) == {"result", "next_cursor"}
+        grouped = {"groups"} if spec.grouped is not None else set()
+        assert set(schema["properties"]) == {"result", "next_cursor", *grouped}
         limit = spec.input_schema()["properties"]["limit"]
         assert limit == {"type": "integer", "nullable": True, "description": "1-1000."}
 
@@ -147,6 +148,10 @@ def test_arguments_inside_the_input_schema_are_accepted() -> None:
     assert catalog.check_arguments({"limit": "20", "cursor": None}) == {"limit": 20}
 
 
+def _said(description: str) -> dict[str, str]:
+    return {"description": description} if description else {}
+
+
 @pytest.mark.parametrize(
     "spec", [spec for spec in TOOLS if spec.params], ids=lambda spec: spec.name
 )
@@ -156,11 +161,15 @@ def test_every_choice_in_the_schema_is_checked(spec: ToolSpec) -> None:
         if not param.choices:
             continue
         schema = spec.input_schema()["properties"][param.name]
-        assert schema["anyOf"] == [
-            {"type": "string", "enum": list(param.choices)},
-            {"type": "null"},
-        ]
-        assert f"{', '.join(param.choices[:-1])} or {param.choices[-1]}." in schema["description"]
+        if param.named_only:
+            assert schema == {"type": "string", "nullable": True, **_said(param.description)}
+        else:
+            assert schema["anyOf"] == [
+                {"type": "string", "enum": list(param.choices)},
+                {"type": "null"},
+            ]
+            said = f"{', '.join(param.choices[:-1])} or {param.choices[-1]}."
+            assert said in schema["description"]
         assert spec.check_arguments({param.name: param.choices[-1]}) == {
             param.name: param.choices[-1]
         }

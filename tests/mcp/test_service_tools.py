@@ -109,8 +109,15 @@ def test_rest_cli_and_mcp_agree(views: dict[str, Any], spec: Any) -> None:
     for transport in ("stdio", "http"):
         result: CallToolResult = views[transport].results[spec.name]
         assert not result.is_error, result.content
-        # With the marker of text written by others first (svc_mcp.serve.untrusted).
-        assert result.structured_content == mark(spec.name, expected_structured(body))
+        structured = result.structured_content or {}
+        if str(structured.get("next_cursor")).startswith("part."):
+            # Over 24,000 characters: cut short at a record boundary (tests/mcp/test_answers.py).
+            given = structured["result"]
+            assert 0 < len(given) < len(body["data"])
+            assert given == body["data"][: len(given)]
+        else:
+            # With the marker of text written by others first (svc_mcp.serve.untrusted).
+            assert structured == mark(spec.name, expected_structured(body))
         jsonschema.validate(result.structured_content, output_schema(spec))
 
 

@@ -19,12 +19,13 @@ from functools import cache
 from itertools import count
 from typing import TYPE_CHECKING, Any
 
+from svc_mcp.core.bounded import MAX_RESULT_CHARS, part_cursor, read_part_cursor
 from svc_mcp.core.connection import Connection, Payload, unreachable
 from svc_mcp.core.errors import CallError, InvalidArgument, ServerError, Unavailable, Unreachable
 from svc_mcp.core.safe_text import safe_json
 from svc_mcp.core.settings import timeout_seconds
 from svc_mcp.core.telemetry import BackendRequest, backend_request
-from svc_mcp.core.toolspec import FIELDS, ToolSpec
+from svc_mcp.core.toolspec import CURSOR, FIELDS, GROUP_BY, GROUPED_KEY, ToolSpec
 
 if TYPE_CHECKING:
     import anyio
@@ -41,6 +42,8 @@ class ToolResult:
 
     data: Any
     next_cursor: str | None = None
+    key: str = "result"
+    """Where a list goes in the structured content: `result`, or `groups` for grouped rows."""
 
     def text(self, tool: str) -> str:
         """What an agent reads: the structured content as compact JSON and, when more remain,
@@ -58,7 +61,7 @@ class ToolResult:
         plus `next_cursor` when paging; an object is returned as it is."""
         if isinstance(self.data, dict):
             return self.data
-        content: dict[str, Any] = {"result": self.data}
+        content: dict[str, Any] = {self.key: self.data}
         if self.next_cursor is not None:
             content["next_cursor"] = self.next_cursor
         return content
@@ -70,6 +73,12 @@ class _Request:
     query: dict[str, str]
     body: Any
     fields: tuple[str, ...] | None
+    skipped: int = 0
+    """Records of the backend page already given, when the cursor was one of `bounded`'s."""
+
+    @property
+    def grouped(self) -> bool:
+        return GROUP_BY in self.query
 
 
 Delegate = Callable[[ToolSpec, Connection], Connection]
@@ -95,7 +104,14 @@ def _prepare(
         connection = delegate(spec, connection)
     body = given.pop(spec.body, None) if spec.body else None
     query = {name: str(value) for name, value in given.items()}
-    return _Request(connection, query, body, fields)
+    part = read_part_cursor(query.get(CURSOR.name, ""))
+    if part is None:
+        return _Request(connection, query, body, fields)
+    page_cursor, skipped = part
+    query.pop(CURSOR.name)
+    if page_cursor is not None:
+        query[CURSOR.name] = page_cursor
+    return _Request(connection, query, body, fields, skipped)
 
 
 def _known_fields(spec: ToolSpec, names: object) -> tuple[str, ...]:
@@ -188,7 +204,9 @@ async def call_tool(
                                 json_body=request.body,
                                 exchange=exchange,
                             )
-                            return _checked(spec, request, payload)
+                            result = _checked(spec, request, payload)
+                            page_cursor = request.query.get(CURSOR.name)
+                            return within_bound(result, spec.name, page_cursor, request.skipped)
                 except CallError as error:
                     delay = retry_delay(spec, attempt, error)
                     if delay is None:
@@ -265,7 +283,7 @@ def _checked(spec: ToolSpec, request: _Request, payload: Payload) -> ToolResult:
 
     connection = request.connection
     try:
-        payload_type(spec).validate_python(payload.data)
+        (group_type(spec) if request.grouped else payload_type(spec)).validate_python(payload.data)
     except ValidationError as exc:
         first, *others = exc.errors(include_input=False, include_url=False)
         where = ".".join(str(part) for part in first["loc"]) or "data"
@@ -275,6 +293,10 @@ def _checked(spec: ToolSpec, request: _Request, payload: Payload) -> ToolResult:
             f"not match {spec.record_model().__name__}: {where}: {first['msg']}{more}"
         ) from None
     data = payload.data
+    if request.skipped and isinstance(data, list):
+        data = data[request.skipped :]
+    if request.grouped:
+        return ToolResult(data, payload.next_cursor, GROUPED_KEY)
     if request.fields is not None:
         data = [{k: record[k] for k in request.fields if k in record} for record in data]
     return ToolResult(data, payload.next_cursor)
@@ -287,3 +309,36 @@ def payload_type(spec: ToolSpec) -> TypeAdapter[Any]:
 
     model = spec.record_model()
     return TypeAdapter(list[model] if spec.many else model)  # type: ignore[valid-type]
+
+
+@cache
+def group_type(spec: ToolSpec) -> TypeAdapter[Any]:
+    """What a grouped answer's `data` must be: a list of the row's group model."""
+    from pydantic import TypeAdapter
+
+    assert spec.grouped is not None
+    model = spec.grouped()
+    return TypeAdapter(list[model])  # type: ignore[valid-type]
+
+
+def within_bound(
+    result: ToolResult, tool: str, page_cursor: str | None, skipped: int
+) -> ToolResult:
+    """`result` (its list the records after the `skipped` first of the backend page asked for
+    with `page_cursor`), cut short at a record boundary when its text is over the bound."""
+    if not isinstance(result.data, list) or len(result.text(tool)) <= MAX_RESULT_CHARS:
+        return result
+
+    def cut(count: int) -> ToolResult:
+        return replace(
+            result, data=result.data[:count], next_cursor=part_cursor(page_cursor, skipped + count)
+        )
+
+    fits, too_many = 1, len(result.data)
+    while too_many - fits > 1:
+        middle = (fits + too_many) // 2
+        if len(cut(middle).text(tool)) <= MAX_RESULT_CHARS:
+            fits = middle
+        else:
+            too_many = middle
+    return cut(fits)

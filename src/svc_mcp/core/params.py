@@ -53,11 +53,15 @@ class Param:
     time_format: TimeFormat | None = None
     """A time: a malformed one is refused here, never sent (the schema leaves the format to
     the description: the tool list has no room for it)."""
+    named_only: bool = False
+    """The choices are neither an `enum` nor listed in the description, which names them
+    briefly; a wrong value is told them all. A blank value is not given. For a parameter the
+    tool list has no room to spell out."""
 
     @property
     def blank_is_absent(self) -> bool:
         """A free text (a filter or the cursor) or a list (`fields`) sent blank is not given."""
-        return self.json_type in ("string", "array") and not self.choices
+        return self.json_type in ("string", "array") and (not self.choices or self.named_only)
 
     @property
     def neutral(self) -> bool:
@@ -103,7 +107,7 @@ class Param:
         value: dict[str, Any] = {"type": self.json_type, **(self.shape or {})}
         if self.json_type == "array":
             value["items"] = {"type": "string"}
-        if self.choices:
+        if self.choices and not self.named_only:
             value["enum"] = list(self.choices)
         if self.required:
             schema = value
@@ -120,7 +124,7 @@ class Param:
         """The description, then the allowed values and range. Not the default: a page size,
         and every answer says when more records remain."""
         said = [self.description] if self.description else []
-        if self.choices:
+        if self.choices and not self.named_only:
             said.append(f"{', '.join(self.choices[:-1])} or {self.choices[-1]}.")
         if self.maximum is not None:
             said.append(f"{self.minimum}-{self.maximum}.")

@@ -58,6 +58,10 @@ AGENT_PAGE = 20
 (each default result stays under 8,000 characters); the CLI keeps the server's default of 100."""
 CURSOR = Param("cursor", "string", "")
 FIELDS = Param("fields", "array", "")
+GROUP_BY = "group_by"
+"""The parameter of a list that answers one row per group instead of records."""
+GROUPED_KEY = "groups"
+"""Where a grouped answer's rows go in the structured result (records go in `result`)."""
 
 
 def paging(agent_page: int) -> tuple[Param, Param]:
@@ -98,6 +102,8 @@ class ToolSpec:
     """The MCP Apps view that shows the result to a person (a name in `svc_mcp.serve.views`)."""
     resend_note: str = ""
     """Why re-sending a write is safe, when it is idempotent (told with a retryable failure)."""
+    grouped: RecordModel | None = None
+    """The row of a grouped answer, for a list that takes `group_by` (`GROUP_BY`)."""
 
     @property
     def toolset(self) -> Toolset:
@@ -181,6 +187,7 @@ def read_tool(
     selectable: bool = False,
     cli: tuple[str, ...] = (),
     view: str | None = None,
+    grouped: RecordModel | None = None,
 ) -> ToolSpec:
     """A GET row of either backend: a list (`many`) is paged by the one rule, `paging`; a list
     of wide records (`selectable`) also takes `fields`."""
@@ -198,4 +205,5 @@ def read_tool(
         access=access,
         cli=cli,
         view=view,
+        grouped=grouped,
     )

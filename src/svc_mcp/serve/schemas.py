@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from svc_mcp.core.calls import payload_type
-from svc_mcp.core.toolspec import ToolSpec
+from svc_mcp.core.calls import group_type, payload_type
+from svc_mcp.core.toolspec import GROUPED_KEY, ToolSpec
 
 
 def output_schema(spec: ToolSpec) -> dict[str, Any]:
@@ -24,10 +24,11 @@ def output_schema(spec: ToolSpec) -> dict[str, Any]:
     schema: dict[str, Any] = compact(generated, generated.get("$defs", {}))
     if not spec.many:
         return {"type": "object", **schema}
-    return {
-        "type": "object",
-        "properties": {"result": schema, "next_cursor": {"type": "string"}},
-    }
+    properties: dict[str, Any] = {"result": schema, "next_cursor": {"type": "string"}}
+    if spec.grouped is not None:
+        generated = group_type(spec).json_schema(by_alias=True)
+        properties[GROUPED_KEY] = compact(generated, generated.get("$defs", {}))
+    return {"type": "object", "properties": properties}
 
 
 _DROPPED = frozenset({"title", "description", "required", "format", "default", "$defs"})

@@ -16,7 +16,14 @@ from svc_mcp.core.connection import request_body
 from svc_mcp.core.errors import InvalidArgument
 from svc_mcp.core.lazy_import import lazy_module
 from svc_mcp.core.params import Param, nullable
-from svc_mcp.core.toolspec import AGENT_PAGE, Hints, RecordModel, ToolSpec, read_tool
+from svc_mcp.core.toolspec import (
+    AGENT_PAGE,
+    GROUP_BY,
+    Hints,
+    RecordModel,
+    ToolSpec,
+    read_tool,
+)
 from svc_serving.contracts import INTEL_SCHEMA_TAG, MAX_BODY_BYTES
 
 if TYPE_CHECKING:
@@ -58,11 +65,13 @@ def _read(
     selectable: bool = False,
     agent_page: int = AGENT_PAGE,
     view: str | None = None,
+    grouped: RecordModel | None = None,
+    newest_first: bool = True,
 ) -> ToolSpec:
     return read_tool(
         name,
         title,
-        f"{description} Newest first." if many else description,
+        f"{description} Newest first." if many and newest_first else description,
         path,
         returns,
         backend=SERVICE,
@@ -72,7 +81,18 @@ def _read(
         selectable=selectable,
         agent_page=agent_page,
         view=view,
+        grouped=grouped,
     )
+
+
+def group_by(said: str, *choices: str) -> Param:
+    """One row per group instead of records (server_stub/service/groups.py computes them);
+    `said` names the choices briefly (the tool list pays for each word), a wrong one is told
+    them all."""
+    return Param(GROUP_BY, "string", said, choices=choices, named_only=True)
+
+
+GROUPED = " Totals by symbol or day: group_by."
 
 
 def check_envelope(arguments: dict[str, Any]) -> None:
@@ -151,8 +171,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
     _read(
         "get_system",
         "Trading system state",
-        "Get the trading daemon's state: running or paused (and why), equity, exposure, P&L, "
-        "counts, heartbeat. Start here.",
+        "Get the daemon's state: running or paused (why), equity, P&L. Start here.",
         "/api/v1/system",
         lambda: models.SystemState,
         many=False,
@@ -160,11 +179,12 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
     _read(
         "get_positions",
         "Open positions",
-        "List open positions: side, quantity, prices, market value, P&L.",
+        "List open positions: side, quantity, P&L.",
         "/api/v1/positions",
         lambda: models.Position,
         (SYMBOL,),
         view="table",
+        newest_first=False,
     ),
     _read(
         "get_orders",
@@ -183,18 +203,48 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
             SIDE,
             SINCE,
             UNTIL,
+            group_by(
+                "",
+                "symbol",
+                "side",
+                "status",
+                "type",
+                "strategy",
+                "day",
+                "week",
+                "month",
+            ),
         ),
         selectable=True,
         agent_page=15,
+        grouped=lambda: models.Group,
     ),
     _read(
         "get_fills",
         "Fills",
-        "List executions: order, symbol, side, quantity, price, fee, venue, time.",
+        "List executions." + GROUPED,
         "/api/v1/fills",
         lambda: models.Fill,
-        (SYMBOL, Param("order_id", "string", ""), SIDE, SINCE, UNTIL),
+        (
+            SYMBOL,
+            Param("order_id", "string", ""),
+            SIDE,
+            SINCE,
+            UNTIL,
+            group_by(
+                "A field or day/week/month.",
+                "symbol",
+                "side",
+                "venue",
+                "liquidity",
+                "order_id",
+                "day",
+                "week",
+                "month",
+            ),
+        ),
         selectable=True,
+        grouped=lambda: models.Group,
     ),
     _read(
         "get_pnl",
@@ -202,22 +252,24 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         "List daily P&L (since/until take dates).",
         "/api/v1/pnl",
         lambda: models.DailyPnl,
-        (SINCE_DATE, UNTIL_DATE),
+        (SINCE_DATE, UNTIL_DATE, group_by("week, month or year.", "week", "month", "year")),
         view="pnl",
+        grouped=lambda: models.Group,
     ),
     _read(
         "get_risk",
         "Risk limits",
-        "List risk limits and their use (status warning from 80%, breached from 100%).",
+        "List risk limits and their use (warning from 80%, breached from 100%).",
         "/api/v1/risk",
         lambda: models.RiskLimit,
         (SYMBOL,),
         view="table",
+        newest_first=False,
     ),
     _read(
         "get_intel",
         "Intel inbox",
-        "List the intel envelopes received: id, source, kind, times, body.",
+        "List received intel envelopes.",
         "/api/v1/intel",
         lambda: models.IntelItem,
         (KIND, Param("source", "string", ""), SINCE, UNTIL),
@@ -225,7 +277,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
     _read(
         "get_events",
         "Event log",
-        "List the daemon's events: time, level, kind, source, symbol, message.",
+        "List the daemon's event log.",
         "/api/v1/events",
         lambda: models.Event,
         (
@@ -234,14 +286,15 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
             SYMBOL,
             SINCE,
             UNTIL,
+            group_by("", "level", "kind", "source", "symbol", "day"),
         ),
         selectable=True,
+        grouped=lambda: models.Group,
     ),
     _read(
         "get_auth_status",
         "Auth status",
-        "Get whether the data service requires auth and the configured token passes "
-        "(diagnoses a 401).",
+        "Get whether the data service requires auth and the token passes (diagnoses a 401).",
         "/api/v1/auth/status",
         lambda: models.AuthStatus,
         many=False,

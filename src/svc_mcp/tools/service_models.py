@@ -165,3 +165,11 @@ class IntelReceipt(ServiceRecord):
     id: str
     duplicate: bool = Field(description="True when this envelope had been received before.")
     received_at: AwareDatetime
+
+
+class Group(ServiceRecord):
+    """One row of a grouped list (`group_by`): its key, named as the field grouped by or
+    `period` (UTC: YYYY-MM-DD, YYYY-Www, YYYY-MM or YYYY), the group's record count and sums.
+    Only `count` is declared (the tool list pays for each field); docs/tools.md lists the sums."""
+
+    count: int
