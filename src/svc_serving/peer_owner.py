@@ -62,7 +62,21 @@ def loopback_owner(peer: Endpoint, local: Endpoint) -> int | None:
     or None when it cannot be known for certain."""
     if not (is_loopback_address(peer[0]) and is_loopback_address(local[0])):
         return None
-    request = _request(peer, local)
+    return _ask(_request(peer, local))
+
+
+def listener_owner(listening: Endpoint) -> int | None:
+    """The uid that owns the socket listening on the loopback endpoint `listening`, or None. Asked
+    as for a connection from nowhere (the unspecified address, port 0), which no connected socket
+    matches, so the kernel answers with the listener, never with a connection still waiting in
+    its accept queue (no process holds that one yet: inode 0)."""
+    if not is_loopback_address(listening[0]):
+        return None
+    nowhere = "::" if ":" in listening[0] else "0.0.0.0"  # noqa: S104 (a lookup, not a bind)
+    return _ask(_request(listening, (nowhere, 0)))
+
+
+def _ask(request: bytes | None) -> int | None:
     if request is None:
         return None
     try:

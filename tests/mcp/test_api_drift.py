@@ -90,6 +90,8 @@ def document_fields(spec: ToolSpec) -> dict[str, str]:
     answer = document["paths"][spec.path][spec.method.lower()]["responses"]["200"]
     data = answer["content"]["application/json"]["schema"]["properties"]["data"]
     record = data["items"] if spec.many else data
+    if "anyOf" in record:  # a list that takes group_by: the raw record, or a group's row
+        record = record["anyOf"][0]
     return fields(record, document.get("components", {}).get("schemas", {}))
 
 

@@ -16,7 +16,8 @@ from mcp import ClientSession
 from mcp.types import CallToolResult, TextContent
 
 from server_stub.intel.envelope import key_bytes, sign
-from svc_mcp.serve.untrusted import RULE, THIRD_PARTY
+from svc_mcp.core.bounded import MARK_ROOM_CHARS, MAX_RESULT_CHARS, PAGE_CHARS
+from svc_mcp.serve.untrusted import RULE, THIRD_PARTY, mark
 from svc_mcp.tools.table import TOOLS
 from tests.mcp.conftest import INTEL_KEY, PortalStub, ServiceStub, over_stdio
 
@@ -106,3 +107,13 @@ def test_our_own_results_and_errors_carry_no_marker(service: ServiceStub) -> Non
     assert "untrusted" not in (system.structured_content or {})
     assert "untrusted" not in (invalid.structured_content or {})
     assert "[untrusted" not in text_of(invalid)
+
+
+def test_the_marker_fits_the_room_a_cut_page_leaves_for_it() -> None:
+    """A page is cut to PAGE_CHARS before the marker is put first; the marker of any tool, with
+    every field present, fits the room left, so no marked result goes over MAX_RESULT_CHARS."""
+    for tool, written in THIRD_PARTY.items():
+        every_field = {field: None for field in written.fields}
+        marker = mark(tool, every_field)["untrusted"]
+        assert len(json.dumps({"untrusted": marker}, separators=(",", ":"))) < MARK_ROOM_CHARS
+    assert PAGE_CHARS + MARK_ROOM_CHARS == MAX_RESULT_CHARS

@@ -15,6 +15,10 @@ import json
 
 MAX_RESULT_CHARS = 24_000
 """Below the tool-result caps of common hosts (Claude Code's 25,000 tokens is about 8x more)."""
+MARK_ROOM_CHARS = 512
+"""Kept free below MAX_RESULT_CHARS for the marker of third-party text the MCP face puts first
+(svc_mcp.serve.untrusted), which is added after a page is cut."""
+PAGE_CHARS = MAX_RESULT_CHARS - MARK_ROOM_CHARS
 _PREFIX = "part."
 
 

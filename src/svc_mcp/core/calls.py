@@ -19,7 +19,7 @@ from functools import cache
 from itertools import count
 from typing import TYPE_CHECKING, Any
 
-from svc_mcp.core.bounded import MAX_RESULT_CHARS, part_cursor, read_part_cursor
+from svc_mcp.core.bounded import PAGE_CHARS, part_cursor, read_part_cursor
 from svc_mcp.core.connection import Connection, Payload, unreachable
 from svc_mcp.core.errors import CallError, InvalidArgument, ServerError, Unavailable, Unreachable
 from svc_mcp.core.safe_text import safe_json
@@ -326,7 +326,7 @@ def within_bound(
 ) -> ToolResult:
     """`result` (its list the records after the `skipped` first of the backend page asked for
     with `page_cursor`), cut short at a record boundary when its text is over the bound."""
-    if not isinstance(result.data, list) or len(result.text(tool)) <= MAX_RESULT_CHARS:
+    if not isinstance(result.data, list) or len(result.text(tool)) <= PAGE_CHARS:
         return result
 
     def cut(count: int) -> ToolResult:
@@ -337,7 +337,7 @@ def within_bound(
     fits, too_many = 1, len(result.data)
     while too_many - fits > 1:
         middle = (fits + too_many) // 2
-        if len(cut(middle).text(tool)) <= MAX_RESULT_CHARS:
+        if len(cut(middle).text(tool)) <= PAGE_CHARS:
             fits = middle
         else:
             too_many = middle

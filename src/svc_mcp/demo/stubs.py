@@ -35,7 +35,7 @@ from server_stub.service.demo_data import write_demo_database
 from svc_mcp.core.backends import PORTAL, SERVICE, Backend, backend_variables
 from svc_mcp.core.failures import FailureKind
 from svc_mcp.core.settings import GATEWAY_TOKEN_VARIABLE
-from svc_serving.peer_owner import loopback_owner
+from svc_serving.peer_owner import listener_owner
 
 HOST = "127.0.0.1"
 TEMP_PREFIX = "svc-mcp-demo-"
@@ -227,13 +227,9 @@ def _wait_ready(stub: Stub, timeout: float = START_TIMEOUT) -> None:
 def _check_listener_is_ours(stub: Stub) -> None:
     """Another local user may take a stub's port before the stub binds it (the port is chosen
     first, and /proc shows the demo's command lines): the demo sends its tokens only to a
-    listener of its own uid, as the kernel reports the owner of the socket it connected to."""
+    listener of its own uid, as the kernel reports the owner of the socket listening there."""
     port = int(stub.base_url.rsplit(":", 1)[1])
-    try:
-        with socket.create_connection((HOST, port), timeout=1.0) as probe:
-            owner = loopback_owner((HOST, port), probe.getsockname()[:2])
-    except OSError:
-        owner = None
+    owner = listener_owner((HOST, port))
     if owner != os.getuid():
         whose = "whose owner the kernel would not say" if owner is None else f"of uid {owner}"
         raise DemoFailed(
