@@ -10,10 +10,14 @@ What a client can hold on a server is bounded here, the same for the stubs and t
   has begun: bytes that begin none (the rest of a body the response did not wait for, blank lines)
   do not move this deadline, where any byte cancels uvicorn's keep-alive timer;
 - at most `max_connections` connections are open, at most `max_per_address` under one peer key
-  (`peer_key`: the client address, an IPv6 /64); at a cap the oldest connection that has not yet
-  sent a complete request head makes way (answered 503 and closed), and only when there is none
-  is the new one answered 503 and closed, never queued (svc_serving.admission: counted as
-  connections open and close, so admitting one costs the same however many are open);
+  (`peer_key`: the client address, an IPv6 /64, on loopback the local user that owns the
+  client's socket); at a cap the oldest connection that has not yet sent a complete request head
+  makes way (answered 503 and closed), else the one that has rested longest, answered and idle
+  or not reading its answer (closed), and only when there is none is the new one answered 503
+  and closed, never queued (svc_serving.admission: counted as connections open and close, so
+  admitting one costs the same however many are open);
+- a loopback connection whose client socket is already closed when it is accepted is closed
+  unread: nobody is there to read its answer, and its owner cannot be known;
 - a repeated `Host` or `Authorization` header is answered 400 (which one counts would be a guess
   the next hop may make differently).
 
@@ -25,45 +29,29 @@ relies on, and pyproject.toml pins uvicorn to the releases those tests ran on.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import weakref
 from typing import Any
 
-from starlette.types import Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from svc_serving.admission import ConnectionTable, address_key
+from svc_serving.http_answers import error_body, raw_response, refusing, repeated_header
 from svc_serving.limits import ConnectionLimits
+from svc_serving.loopback import literal_address
+from svc_serving.peer_owner import OWNER_SCOPE_KEY, Unknown, peer_owner
 
 MAX_HEAD_BYTES = 64 * 1024
 """The most of a request head (request line and headers) a connection may send. Larger than the
 stubs' header limit (server_stub.stack), so that a head between the two gets its 431 envelope from
 the app; small enough to bound memory per connection."""
-UNIQUE_HEADERS = (b"host", b"authorization")
 REFUSAL_LOG_SECONDS = 60.0
-
-
-def raw_response(status: int, reason: str, body: dict[str, Any]) -> bytes:
-    """A complete response carrying `body` as JSON, closing the connection."""
-    content = json.dumps(body, separators=(",", ":")).encode()
-    return (
-        f"HTTP/1.1 {status} {reason}\r\n".encode() + b"content-type: application/json\r\n"
-        b"cache-control: no-store\r\n"
-        b"x-content-type-options: nosniff\r\n"
-        b"content-length: " + str(len(content)).encode() + b"\r\n"
-        b"connection: close\r\n\r\n" + content
-    )
-
-
-def error_body(code: str, message: str) -> dict[str, Any]:
-    """The gateway's error body; the stubs override it with their envelope."""
-    return {"error": code, "message": message}
 
 
 HEAD, BODY, IDLE = "head", "body", "idle"
 """What a connection's one deadline is waiting for."""
 EVICTED = "closed the oldest connection that had sent no complete request, to admit a new one"
+RESTED = "closed the connection that had rested longest (idle, or not reading), to admit a new one"
 MADE_WAY = (
     "the server is at its connection cap and closed this connection, which had sent no complete "
     "request, for a newer one; retry"
@@ -108,6 +96,9 @@ class BoundedHttpTools(HttpToolsProtocol):
         self._reading_head = False
         self._reading_body = False
         self._sent_a_request = False
+        self._resting = False
+        self._checks_owner = False
+        self._owner: int | None = None
         self._waiting_for: str | None = None
         self._deadline_at = math.inf
         self._timer: asyncio.TimerHandle | None = None
@@ -117,26 +108,39 @@ class BoundedHttpTools(HttpToolsProtocol):
             table = _TABLES[self.server_state] = ConnectionTable()
         self._table = table
 
-    def peer_key(self) -> str:
-        """The key this connection is counted under for `max_per_address`."""
-        return address_key(self.client)
+    def peer_key(self) -> str | None:
+        """The key this connection counts under (module docstring); None: the client has gone.
+        A loopback owner is asked once, here, and given to each request (OWNER_SCOPE_KEY)."""
+        client, server = self.client, self.server
+        address = literal_address(client[0]) if client else None
+        if client is None or server is None or address is None or not address.is_loopback:
+            return address_key(client)
+        self._checks_owner = True
+        owner = peer_owner((client[0], client[1]), (server[0], server[1] or 0))
+        if owner is Unknown.GONE:
+            return None
+        if isinstance(owner, int):
+            self._owner = owner
+            return f"loopback:uid={owner}"
+        return "loopback"
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        key = self.peer_key()
+        if key is None:
+            self._log_refusal("closed a loopback connection whose client had already closed")
+            self.transport.abort()
+            return
+        limits = self.limits
         admission = self._table.admit(
-            self,
-            self.peer_key(),
-            max_total=self.limits.max_connections,
-            max_per_key=self.limits.max_per_address,
+            self, key, max_total=limits.max_connections, max_per_key=limits.max_per_address
         )
         for older in admission.evicted:
-            self._log_refusal(EVICTED)
-            older._answer_and_close(503, "Service Unavailable", "too_many_connections", MADE_WAY)
+            older._make_way()
         if admission.refusal is not None:
             self._log_refusal(admission.refusal)
-            self._answer_and_close(
-                503, "Service Unavailable", "too_many_connections", admission.refusal
-            )
+            refusal = admission.refusal
+            self._answer_and_close(503, "Service Unavailable", "too_many_connections", refusal)
             return
         self._arm(HEAD, self.limits.head_timeout)
 
@@ -163,6 +167,38 @@ class BoundedHttpTools(HttpToolsProtocol):
             )
             counts._refused_since_log = 0
             counts._refusal_logged_at = now
+
+    def _make_way(self) -> None:
+        if not self._sent_a_request:
+            self._log_refusal(EVICTED)
+            self._answer_and_close(503, "Service Unavailable", "too_many_connections", MADE_WAY)
+            return
+        # Nothing is owed between requests; a client not reading would never flush a close.
+        self._log_refusal(RESTED)
+        if self.transport.get_write_buffer_size():
+            self.transport.abort()
+        else:
+            self.transport.close()
+
+    def _rest(self) -> None:
+        if not self._resting:
+            self._resting = True
+            self._table.resting(self)
+
+    def _work(self) -> None:
+        if self._resting:
+            self._resting = False
+            self._table.working(self)
+
+    def pause_writing(self) -> None:
+        # The client does not read what it asked for: it holds its connection for nothing.
+        super().pause_writing()
+        self._rest()
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self.cycle is not None and not self.cycle.response_complete:
+            self._work()
 
     def _answer_and_close(self, status: int, reason: str, code: str, message: str) -> None:
         self.transport.write(raw_response(status, reason, self.error_body(code, message)))
@@ -220,6 +256,8 @@ class BoundedHttpTools(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        if self._checks_owner:
+            self.scope[OWNER_SCOPE_KEY] = self._owner  # type: ignore[literal-required]
         self._reading_head = True
         self._head_bytes = 0
         if self._waiting_for != HEAD:  # the first head's deadline runs from the connection
@@ -234,15 +272,16 @@ class BoundedHttpTools(HttpToolsProtocol):
         self._disarm()
         if not self._sent_a_request:
             self._sent_a_request = True
-            self._table.sent_a_request(self)
-        repeated = _repeated(self.headers)
+            self._table.working(self)
+        self._work()
+        repeated = repeated_header(self.headers)
         if repeated is None:
             super().on_headers_complete()
             return
         # The request is answered 400 by uvicorn's own cycle, so pipelining and the body that
         # may follow are handled as for any other request.
         app = self.app
-        self.app = _refusing(self.error_body("bad_request", f"the {repeated} header is repeated"))
+        self.app = refusing(self.error_body("bad_request", f"the {repeated} header is repeated"))
         try:
             super().on_headers_complete()
         finally:
@@ -261,11 +300,13 @@ class BoundedHttpTools(HttpToolsProtocol):
         if self._reading_head:
             # The next head began while this response was under way: its deadline, if it passed
             # meanwhile, starts again.
+            self._rest()
             if self._waiting_for is None:
                 self._arm(HEAD, self.limits.head_timeout)
         elif self.cycle.response_complete:
             # Nothing is being answered: the idle deadline, which the rest of a body the app did
             # not wait for cannot move.
+            self._rest()
             self._arm(IDLE, self.limits.idle_timeout)
         elif self._reading_body:
             # A pipelined request now runs, its body still to come.
@@ -292,37 +333,6 @@ class BoundedHttpTools(HttpToolsProtocol):
                 "headers_too_large",
                 self.head_too_large,
             )
-
-
-def _repeated(headers: list[tuple[bytes, bytes]]) -> str | None:
-    """The first of UNIQUE_HEADERS seen twice, in one pass over the headers."""
-    seen: set[bytes] = set()
-    for key, _ in headers:
-        if key in UNIQUE_HEADERS:
-            if key in seen:
-                return key.decode().title()
-            seen.add(key)
-    return None
-
-
-def _refusing(body: dict[str, Any]) -> Any:
-    content = json.dumps(body, separators=(",", ":")).encode()
-
-    async def refuse(scope: Scope, receive: Receive, send: Send) -> None:
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 400,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(content)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": content})
-
-    return refuse
 
 
 def bounded_protocol(

