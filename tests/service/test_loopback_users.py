@@ -114,3 +114,35 @@ def test_the_lockout_hint_names_the_lockout_not_the_token(demo_db: Path, tmp_pat
     assert "not checked" in told
     assert "check SERVICE_API_TOKEN" not in told
     assert TOKEN not in told
+
+
+SEND_AND_CLOSE = """
+import os, socket, sys
+port = int(sys.argv[1])
+head = (f"GET /api/v1/system HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nX-API-Token: {os.environ['TRY_TOKEN']}"
+        f"\\r\\nX-Pad: {'a' * 6000}\\r\\n\\r\\n").encode()
+for _ in range(int(sys.argv[2])):
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+    sock.sendall(head)
+    sock.close()  # gone at once: its end lingers as a FIN-WAIT-2 entry the kernel says uid 0 owns
+"""
+
+
+def test_requests_whose_client_is_gone_never_count_as_root(demo_db: Path, tmp_path: Path) -> None:
+    """Issue 44.13 and 44.9: a closed or reset client's lingering socket entry reads uid 0 and
+    inode 0; only a full socket's answer names a user, asked when the connection is accepted."""
+    home = tmp_path / "other"
+    with service(demo_db, tmp_path / "gone.log") as server:
+        port = server.base_url.rsplit(":", 1)[1]
+        for _ in range(3):
+            done = as_other_user(
+                home, sys.executable, "-I", "-c", SEND_AND_CLOSE, port, "10", TRY_TOKEN=WRONG
+            )
+            assert done.returncode == 0, done.stderr
+        assert my_status(server) == 200
+        log = stop(server)
+    events = security_events(log)
+    charged = {e["client"] for e in events if e["event"] in ("auth_failure", "lockout")}
+    assert ME not in charged, charged
+    assert charged <= {OTHER, "loopback"}

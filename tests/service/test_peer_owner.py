@@ -4,16 +4,19 @@ the kernel, and None (never a guess, never root) when it cannot be known."""
 from __future__ import annotations
 
 import os
+import pwd
 import socket
 import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
 from svc_serving.loopback import is_loopback
-from svc_serving.peer_owner import loopback_owner
+from svc_serving.peer_owner import Unknown, loopback_owner, peer_owner
+from svc_serving.subordinate_uids import SUBUID_VARIABLE, load, parse
 from tests.support import ROOT
 
 OTHER_UID = 4242
@@ -118,3 +121,29 @@ def test_only_loopback_peers_are_looked_up() -> None:
         assert is_loopback(host)
     for host in ("10.0.0.1", "::ffff:10.0.0.1", "2001:db8::1", "", "::"):
         assert not is_loopback(host)
+
+
+def test_a_peer_that_closed_while_we_still_read_is_gone_not_root() -> None:
+    """Issue 44.13: the client closes, we do not: its end lingers in FIN-WAIT-2, which the kernel
+    reports with uid 0 and inode 0 (state FIN-WAIT-2, not TIME_WAIT)."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        client = socket.create_connection(server.getsockname())
+        accepted, _ = server.accept()
+        with accepted:
+            peer, local = ends(accepted)
+            client.close()
+            assert accepted.recv(1) == b""  # our end has its FIN: the client's waits in FIN-WAIT-2
+            assert peer_owner(peer, local) is Unknown.GONE
+            assert loopback_owner(peer, local) is None
+
+
+def test_a_subordinate_uid_counts_as_its_owner(tmp_path: Path) -> None:
+    """Issue 44.16: one person's 65,536 subordinate uids are that person."""
+    owners = parse("nobody:100000:65536\n1000:200000:65536\nbroken line\nno-such-user:1:2\n")
+    assert owners.owner(100000) == owners.owner(165535) == pwd.getpwnam("nobody").pw_uid
+    assert owners.owner(234567) == 1000
+    assert owners.owner(165536) == 165536
+    assert owners.owner(0) == 0
+    assert owners.owner(1) == 1  # the unknown owner's line folds nothing
+    missing = load({SUBUID_VARIABLE: str(tmp_path / "absent")})
+    assert missing.owner(100000) == 100000
