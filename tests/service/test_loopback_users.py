@@ -36,11 +36,13 @@ print(json.dumps(statuses))
 """
 
 
-def as_other_user(home: Path, *command: str, **env: str) -> subprocess.CompletedProcess[str]:
+def as_other_user(
+    home: Path, *command: str, uid: int = OTHER_UID, **env: str
+) -> subprocess.CompletedProcess[str]:
     home.mkdir(exist_ok=True)
-    os.chown(home, OTHER_UID, OTHER_UID)
+    os.chown(home, uid, uid)
     return subprocess.run(
-        ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups", *command],
+        ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *command],
         env={"PATH": "/usr/bin:/bin", "HOME": str(home), **env},
         cwd=home,
         capture_output=True,
@@ -50,9 +52,13 @@ def as_other_user(home: Path, *command: str, **env: str) -> subprocess.Completed
     )
 
 
-def other_user_sends(server: Server, home: Path, token: str, sources: list[str]) -> list[int]:
+def other_user_sends(
+    server: Server, home: Path, token: str, sources: list[str], uid: int = OTHER_UID
+) -> list[int]:
     port = server.base_url.rsplit(":", 1)[1]
-    done = as_other_user(home, sys.executable, "-I", "-c", SEND, port, *sources, TRY_TOKEN=token)
+    done = as_other_user(
+        home, sys.executable, "-I", "-c", SEND, port, *sources, uid=uid, TRY_TOKEN=token
+    )
     assert done.returncode == 0, done.stderr
     statuses = json.loads(done.stdout)
     assert isinstance(statuses, list)
@@ -146,3 +152,22 @@ def test_requests_whose_client_is_gone_never_count_as_root(demo_db: Path, tmp_pa
     charged = {e["client"] for e in events if e["event"] in ("auth_failure", "lockout")}
     assert ME not in charged, charged
     assert charged <= {OTHER, "loopback"}
+
+
+def test_subordinate_uids_count_as_their_owner(demo_db: Path, tmp_path: Path) -> None:
+    """Issue 44.16: uid 4242's rootless containers run as its subordinate uids (SVC_SUBUID_FILE,
+    here a file of the test's own); their wrong tokens lock uid 4242, all of them, not 65,536
+    local users one by one."""
+    subuid = tmp_path / "subuid"
+    subuid.write_text(f"{OTHER_UID}:300000:65536\n")
+    with service(demo_db, tmp_path / "subuid.log", SVC_SUBUID_FILE=str(subuid)) as server:
+        statuses = [
+            *other_user_sends(server, tmp_path / "a", WRONG, ["127.0.0.1"] * 4, uid=300001),
+            *other_user_sends(server, tmp_path / "b", WRONG, ["127.0.0.1"] * 4, uid=365535),
+        ]
+        assert other_user_sends(server, tmp_path / "c", TOKEN, ["127.0.0.1"]) == [429]
+        assert my_status(server) == 200
+        log = stop(server)
+    assert statuses == [401] * 7 + [429]
+    events = security_events(log)
+    assert [e["client"] for e in events if e["event"] == "lockout"] == [OTHER]
