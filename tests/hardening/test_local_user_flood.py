@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from tests.e2e import e2e_fixture
-from tests.hardening.raw_http import SERVERS, server_command
+from tests.hardening.raw_http import SERVERS, closed_by_server, served_and_held, server_command
 from tests.mcp.conftest import process_env
 from tests.support import Server, free_port, running_server
 
@@ -139,3 +139,36 @@ def test_other_local_users_cannot_take_the_operators_connections(
     refused = [status for status in statuses if status == 503 or isinstance(status, str)]
     assert not refused, f"the operator was refused {len(refused)} of {OPERATOR_CALLS}: {statuses}"
     assert "connection(s) since the last such line" in started.log()
+
+
+ONE_REQUEST = """
+import socket, sys
+sock = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+sock.sendall(f"GET {sys.argv[2]} HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n".encode())
+print(sock.recv(12).decode())
+"""
+
+
+def test_each_local_user_has_a_share_of_its_own(server: tuple[Server, str]) -> None:
+    """The operator's idle connections fill the operator's share: another local user's new
+    connections are counted in its own share and take none of them (the servers, confined, still
+    ask the kernel who owns a loopback socket)."""
+    started, path = server
+    held = [served_and_held(started, "127.0.0.1", path) for _ in range(PER_USER)]
+    try:
+        port = started.base_url.rsplit(":", 1)[1]
+        setpriv = ["setpriv", f"--reuid={HOSTILE_UIDS[0]}", f"--regid={HOSTILE_UIDS[0]}"]
+        for _ in range(3):
+            done = subprocess.run(
+                [*setpriv, "--clear-groups", sys.executable, "-I", "-c", ONE_REQUEST, port, path],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=True,
+                cwd="/",
+            )
+            assert done.stdout.startswith("HTTP/1.1 "), done.stdout
+        assert not any(closed_by_server(sock, within=0.05)[0] for sock in held)
+    finally:
+        for sock in held:
+            sock.close()
