@@ -25,6 +25,7 @@ def portal_policy(data_dir: Path, port: int) -> Policy:
         bind_ports=(port,),
         connect_ports=otlp_ports(),
         datagrams=_resolver_needed(),
+        socket_owners=True,  # admission counts a loopback peer under the user owning its socket
     )
 
 

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from starlette.responses import Response
 
 from server_stub.http import failure
-from svc_serving.loopback import is_loopback_address
+from svc_serving.loopback import literal_address
 
 OPEN_PATHS = frozenset({"/health/live", "/health/ready"})
 WILDCARDS = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 (names, not a bind)
@@ -108,4 +108,7 @@ class HostAllowList:
 
     def _allows(self, host: str) -> bool:
         name = host_name(host)
-        return name is not None and (name in self.allowed or is_loopback_address(name))
+        if name is None:
+            return False
+        address = literal_address(name)
+        return name in self.allowed or (address is not None and address.is_loopback)

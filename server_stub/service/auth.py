@@ -39,7 +39,7 @@ from server_stub.service.security_log import SecurityLog
 from server_stub.service.sessions import SESSION_COOKIE, SessionStore
 from server_stub.service.settings import ServiceSettings
 from server_stub.telemetry import child, count
-from svc_serving.peer_owner import PEER_UID, loopback_owner
+from svc_serving.peer_owner import OWNER_SCOPE_KEY, loopback_owner
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 CLIENT_KEY = "svc.client_key"
@@ -136,12 +136,12 @@ class Authenticator:
 
         def owner() -> int | None:
             nonlocal skipped
-            if PEER_UID in scope:  # asked of the kernel when the connection was accepted
-                uid = scope[PEER_UID]
-                return uid if isinstance(uid, int) else None
             if lock_check and not self.guard.has_loopback_locks:
                 skipped = True
                 return None
+            if OWNER_SCOPE_KEY in scope:  # asked when the connection was accepted
+                known = scope[OWNER_SCOPE_KEY]
+                return known if isinstance(known, int) else None
             if not peer or not local or local[1] is None:
                 return None
             return loopback_owner((peer[0], peer[1]), (local[0], local[1]))

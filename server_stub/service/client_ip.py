@@ -26,9 +26,8 @@ import functools
 import ipaddress
 from collections.abc import Callable, Iterable
 
-from svc_serving.peer_owner import LOOPBACK, loopback_user
-
 FORWARDED_FOR = b"x-forwarded-for"
+LOOPBACK = "loopback"
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
@@ -93,6 +92,11 @@ def bucket_key(address: str) -> str:
 
 def is_loopback_key(key: str) -> bool:
     return key == LOOPBACK or key.startswith(f"{LOOPBACK}:")
+
+
+def loopback_user(uid: int | None) -> str:
+    """The key of a loopback peer whose socket `uid` owns (None: not known)."""
+    return LOOPBACK if uid is None else f"{LOOPBACK}:uid={uid}"
 
 
 def _is_port_suffix(rest: str) -> bool:

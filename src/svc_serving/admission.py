@@ -2,15 +2,17 @@
 admitting one costs the same with ten or ten thousand open (nothing here iterates connections),
 and who gives way at a cap.
 
-At a cap the new connection is not refused while an older one can make way: first the oldest
-connection that has not yet sent a complete request head, then the oldest that sits answered
-between requests (idle keep-alive, as nginx closes at its cap). A flood of silent, half-sent or
-keep-alive connections then only ever displaces itself, and a client that sends its request at
-once (every real one) is served. Only a connection whose request is being read or answered is
-never displaced; the body deadline (svc_serving.bounded) bounds how long that lasts.
+At a cap the new connection is not refused while an older one can make way, and closed instead:
+first the oldest that has not yet sent a complete request head ("waiting"), then the one that has
+rested longest: answered and waiting for its next request, or not reading what it asked for
+("resting", as nginx closes idle keep-alive connections to admit new ones). A flood of silent,
+half-sent, idle or unread connections then only ever displaces itself, however often each sends
+a tiny request, and a client that sends its request at once and reads its answer (every real one)
+is served. Only a connection whose request is being worked on is never displaced; the body
+deadline (svc_serving.bounded) bounds how long its request takes to arrive.
 
-The peer key is whatever the server passes in (`peer_key`: an address, an IPv6 /64, or, on
-loopback, the local user who owns the peer's socket): this table only counts under it.
+The peer key is whatever the server passes in (an address, an IPv6 /64, a local user): this table
+only counts under it.
 """
 
 from __future__ import annotations
@@ -21,12 +23,9 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from svc_serving.loopback import ip_address
-from svc_serving.peer_owner import loopback_user
-
 Member = TypeVar("Member", bound=Hashable)
 
-PER_KEY_FULL = "this address has as many connections open as it may; close some first"
+PER_KEY_FULL = "this address or local user has as many connections open as it may; close some first"
 TOTAL_FULL = "the server has as many connections open as it takes; retry shortly"
 
 
@@ -38,44 +37,42 @@ class Admission(Generic[Member]):
     """Older connections that made way for it (no longer counted): the caller closes them."""
 
 
-class _Oldest(Generic[Member]):
-    """Members in the order they joined, overall and per key. Every operation is O(1).
-    OrderedDict, not dict: a dict's first entry is found by stepping over the entries deleted
-    before it, an OrderedDict's at once."""
+class _Queue(Generic[Member]):
+    """Connections in arrival order, in all and per key. OrderedDict, not dict: a dict's first
+    entry is found by stepping over the entries deleted before it, an OrderedDict's at once."""
 
     def __init__(self) -> None:
-        self._all: OrderedDict[Member, None] = OrderedDict()
-        self._by_key: dict[str, OrderedDict[Member, None]] = {}
+        self.all: OrderedDict[Member, None] = OrderedDict()
+        self.by_key: dict[str, OrderedDict[Member, None]] = {}
 
     def add(self, member: Member, key: str) -> None:
-        self._all[member] = None
-        members = self._by_key.get(key)
-        if members is None:
-            members = self._by_key[key] = OrderedDict()
-        members[member] = None
+        self.all[member] = None
+        queue = self.by_key.get(key)
+        if queue is None:
+            queue = self.by_key[key] = OrderedDict()
+        queue[member] = None
 
     def remove(self, member: Member, key: str) -> None:
-        if self._all.pop(member, False) is None:
-            members = self._by_key[key]
-            del members[member]
-            if not members:
-                del self._by_key[key]
+        if self.all.pop(member, False) is None:
+            queue = self.by_key[key]
+            del queue[member]
+            if not queue:
+                del self.by_key[key]
 
     def oldest(self, key: str | None) -> Member | None:
-        members = self._all if key is None else self._by_key.get(key)
-        return next(iter(members), None) if members else None
+        queue = self.all if key is None else self.by_key.get(key)
+        return next(iter(queue), None) if queue else None
 
 
 class ConnectionTable(Generic[Member]):
-    """The open connections of one server, their count per key, and, oldest first, those that have
-    not yet sent a complete request head ("waiting") and those answered and idle between
-    requests. Every operation is O(1)."""
+    """The open connections of one server, their count per key, and, oldest first, those that may
+    make way: "waiting" and "resting" (the module docstring). Every operation is O(1)."""
 
     def __init__(self) -> None:
         self._keys: dict[Member, str] = {}
         self._counts: dict[str, int] = {}
-        self._waiting: _Oldest[Member] = _Oldest()
-        self._idle: _Oldest[Member] = _Oldest()
+        self._waiting: _Queue[Member] = _Queue()
+        self._resting: _Queue[Member] = _Queue()
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -100,26 +97,29 @@ class ConnectionTable(Generic[Member]):
     def _make_way(self, member: Member, key: str | None, refusal: str) -> Admission[Member]:
         oldest = self._waiting.oldest(key)
         if oldest is None or oldest == member:  # `member` is the newest: last when present
-            oldest = self._idle.oldest(key)
+            oldest = self._resting.oldest(key)
         if oldest is None:
             self.discard(member)
             return Admission(refusal, ())
         self.discard(oldest)
         return Admission(None, (oldest,))
 
-    def sent_a_request(self, member: Member) -> None:
-        """`member` sent a complete request head: it does not give way while it is answered."""
+    def working(self, member: Member) -> None:
+        """A request of `member` is being worked on (its head is complete, or it reads its answer
+        again): it does not make way for newer connections."""
         key = self._keys.get(member)
         if key is not None:
             self._waiting.remove(member, key)
-            self._idle.remove(member, key)
+            self._resting.remove(member, key)
 
-    def idle(self, member: Member) -> None:
-        """`member` was answered and waits for its next request: it gives way again."""
+    def resting(self, member: Member) -> None:
+        """`member` waits for its next request, or does not read its answer: it makes way, after
+        every connection that rested before it."""
         key = self._keys.get(member)
         if key is not None:
-            self._idle.remove(member, key)
-            self._idle.add(member, key)
+            self._waiting.remove(member, key)
+            self._resting.remove(member, key)
+            self._resting.add(member, key)
 
     def discard(self, member: Member) -> None:
         """`member` is closed; nothing when it was not counted (refused, evicted, or twice)."""
@@ -127,7 +127,7 @@ class ConnectionTable(Generic[Member]):
         if key is None:
             return
         self._waiting.remove(member, key)
-        self._idle.remove(member, key)
+        self._resting.remove(member, key)
         remaining = self._counts[key] - 1
         if remaining:
             self._counts[key] = remaining
@@ -135,18 +135,17 @@ class ConnectionTable(Generic[Member]):
             del self._counts[key]
 
 
-def peer_key(client: tuple[str, int] | None, loopback_uid: int | None = None) -> str:
+def address_key(client: tuple[str, int] | None) -> str:
     """The key connections are counted under: the IPv4 address, the IPv6 /64 (one subscriber
-    is given a whole /64), "local" for a Unix socket, and on loopback (the whole range, which
-    every local user reaches) the local user who owns the peer's socket: `loopback:uid=N`, or
-    `loopback` when the kernel could not say."""
+    is given a whole /64), or "local" for a Unix socket."""
     if not client:
         return "local"
-    address = ip_address(client[0])
-    if address is None:
+    try:
+        address = ipaddress.ip_address(client[0])
+    except ValueError:
         return client[0]
-    if address.is_loopback:
-        return loopback_user(loopback_uid)
     if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
         return str(ipaddress.IPv6Network((address, 64), strict=False))
     return str(address)

@@ -10,19 +10,19 @@ What a client can hold on a server is bounded here, the same for the stubs and t
   has begun: bytes that begin none (the rest of a body the response did not wait for, blank lines)
   do not move this deadline, where any byte cancels uvicorn's keep-alive timer;
 - at most `max_connections` connections are open, at most `max_per_address` under one peer key
-  (`peer_key`: the client address, an IPv6 /64, on loopback the local user owning the peer's
-  socket, asked of the kernel once when the connection is accepted and handed to the app as
-  `scope[PEER_UID]`); at a cap the oldest connection that has not yet sent a complete request
-  head makes way (answered 503 and closed), else the oldest idle one between requests (closed),
-  and only when there is neither is the new one answered 503 and closed, never queued
-  (svc_serving.admission: counted as connections open and close, so admitting one costs the
-  same however many are open);
+  (`peer_key`: the client address, an IPv6 /64, on loopback the local user that owns the
+  client's socket); at a cap the oldest connection that has not yet sent a complete request head
+  makes way (answered 503 and closed), else the one that has rested longest, answered and idle
+  or not reading its answer (closed), and only when there is none is the new one answered 503
+  and closed, never queued (svc_serving.admission: counted as connections open and close, so
+  admitting one costs the same however many are open);
+- a loopback connection whose client socket is already closed when it is accepted is closed
+  unread: nobody is there to read its answer, and its owner cannot be known;
 - a repeated `Host` or `Authorization` header is answered 400 (which one counts would be a guess
   the next hop may make differently).
 
-This is the one module that uses uvicorn's internals (its httptools protocol class: uvicorn has no
-setting that bounds an httptools request head; and its server's signal capture, for the gateway's
-quiet stop). tests/architecture/test_fences.py asserts what it
+This is the one module that uses uvicorn's internals (its httptools protocol class): uvicorn has no
+setting that bounds an httptools request head. tests/architecture/test_fences.py asserts what it
 relies on, and pyproject.toml pins uvicorn to the releases those tests ran on.
 """
 
@@ -39,12 +39,12 @@ from typing import Any
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from svc_serving.admission import ConnectionTable, peer_key
+from svc_serving.admission import ConnectionTable, address_key
 from svc_serving.limits import ConnectionLimits
-from svc_serving.loopback import is_loopback_address
+from svc_serving.loopback import literal_address
 from svc_serving.one_write import HeadWithBody
-from svc_serving.peer_owner import PEER_UID, loopback_owner
-from svc_serving.refusals import raw_response, refusing, repeated_header
+from svc_serving.peer_owner import OWNER_SCOPE_KEY, Unknown, peer_owner
+from svc_serving.refusals import error_body, raw_response, refusing, repeated_header
 
 MAX_HEAD_BYTES = 64 * 1024
 """The most of a request head (request line and headers) a connection may send. Larger than the
@@ -53,14 +53,10 @@ the app; small enough to bound memory per connection."""
 REFUSAL_LOG_SECONDS = 60.0
 
 
-def error_body(code: str, message: str) -> dict[str, Any]:
-    """The gateway's error body; the stubs override it with their envelope."""
-    return {"error": code, "message": message}
-
-
 HEAD, BODY, IDLE = "head", "body", "idle"
 """What a connection's one deadline is waiting for."""
-EVICTED = "closed the oldest connection without a request under way, to admit a new one"
+EVICTED = "closed the oldest connection that had sent no complete request, to admit a new one"
+RESTED = "closed the connection that had rested longest (idle, or not reading), to admit a new one"
 MADE_WAY = (
     "the server is at its connection cap and closed this connection, which had sent no complete "
     "request, for a newer one; retry"
@@ -102,9 +98,12 @@ class BoundedHttpTools(HttpToolsProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._head_bytes = 0
-        self._peer_uid: int | None = None
         self._reading_head = False
         self._reading_body = False
+        self._sent_a_request = False
+        self._resting = False
+        self._checks_owner = False
+        self._owner: int | None = None
         self._waiting_for: str | None = None
         self._deadline_at = math.inf
         self._timer: asyncio.TimerHandle | None = None
@@ -114,29 +113,39 @@ class BoundedHttpTools(HttpToolsProtocol):
             table = _TABLES[self.server_state] = ConnectionTable()
         self._table = table
 
-    def peer_key(self) -> str:
-        """The key this connection is counted under for `max_per_address`."""
-        return peer_key(self.client, self._peer_uid)
+    def peer_key(self) -> str | None:
+        """The key this connection counts under (module docstring); None: the client has gone.
+        A loopback owner is asked once, here, and given to each request (OWNER_SCOPE_KEY)."""
+        client, server = self.client, self.server
+        address = literal_address(client[0]) if client else None
+        if client is None or server is None or address is None or not address.is_loopback:
+            return address_key(client)
+        self._checks_owner = True
+        owner = peer_owner((client[0], client[1]), (server[0], server[1] or 0))
+        if owner is Unknown.GONE:
+            return None
+        if isinstance(owner, int):
+            self._owner = owner
+            return f"loopback:uid={owner}"
+        return "loopback"
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        client, server = self.client, self.server
-        if client and server and server[1] is not None and is_loopback_address(client[0]):
-            self._peer_uid = loopback_owner(client, (server[0], server[1]))
+        key = self.peer_key()
+        if key is None:
+            self._log_refusal("closed a loopback connection whose client had already closed")
+            self.transport.abort()
+            return
+        limits = self.limits
         admission = self._table.admit(
-            self,
-            self.peer_key(),
-            max_total=self.limits.max_connections,
-            max_per_key=self.limits.max_per_address,
+            self, key, max_total=limits.max_connections, max_per_key=limits.max_per_address
         )
         for older in admission.evicted:
-            self._log_refusal(EVICTED)
-            older._give_way()
+            older._make_way()
         if admission.refusal is not None:
             self._log_refusal(admission.refusal)
-            self._answer_and_close(
-                503, "Service Unavailable", "too_many_connections", admission.refusal
-            )
+            refusal = admission.refusal
+            self._answer_and_close(503, "Service Unavailable", "too_many_connections", refusal)
             return
         self._arm(HEAD, self.limits.head_timeout)
 
@@ -164,12 +173,37 @@ class BoundedHttpTools(HttpToolsProtocol):
             counts._refused_since_log = 0
             counts._refusal_logged_at = now
 
-    def _give_way(self) -> None:
-        if self._waiting_for == IDLE:
-            # Between requests: closed as the idle deadline would close it.
-            self.transport.close()
-        else:
+    def _make_way(self) -> None:
+        if not self._sent_a_request:
+            self._log_refusal(EVICTED)
             self._answer_and_close(503, "Service Unavailable", "too_many_connections", MADE_WAY)
+            return
+        # Nothing is owed between requests; a client not reading would never flush a close.
+        self._log_refusal(RESTED)
+        if self.transport.get_write_buffer_size():
+            self.transport.abort()
+        else:
+            self.transport.close()
+
+    def _rest(self) -> None:
+        if not self._resting:
+            self._resting = True
+            self._table.resting(self)
+
+    def _work(self) -> None:
+        if self._resting:
+            self._resting = False
+            self._table.working(self)
+
+    def pause_writing(self) -> None:
+        # The client does not read what it asked for: it holds its connection for nothing.
+        super().pause_writing()
+        self._rest()
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self.cycle is not None and not self.cycle.response_complete:
+            self._work()
 
     def _answer_and_close(self, status: int, reason: str, code: str, message: str) -> None:
         self.transport.write(raw_response(status, reason, self.error_body(code, message)))
@@ -227,7 +261,8 @@ class BoundedHttpTools(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        self.scope[PEER_UID] = self._peer_uid  # type: ignore[literal-required]
+        if self._checks_owner:
+            self.scope[OWNER_SCOPE_KEY] = self._owner  # type: ignore[literal-required]
         self._reading_head = True
         self._head_bytes = 0
         if self._waiting_for != HEAD:  # the first head's deadline runs from the connection
@@ -240,7 +275,10 @@ class BoundedHttpTools(HttpToolsProtocol):
         self._reading_head = False
         self._reading_body = True
         self._disarm()
-        self._table.sent_a_request(self)
+        if not self._sent_a_request:
+            self._sent_a_request = True
+            self._table.working(self)
+        self._work()
         repeated = repeated_header(self.headers)
         if repeated is None:
             super().on_headers_complete()
@@ -267,13 +305,14 @@ class BoundedHttpTools(HttpToolsProtocol):
         if self._reading_head:
             # The next head began while this response was under way: its deadline, if it passed
             # meanwhile, starts again.
+            self._rest()
             if self._waiting_for is None:
                 self._arm(HEAD, self.limits.head_timeout)
         elif self.cycle.response_complete:
             # Nothing is being answered: the idle deadline, which the rest of a body the app did
-            # not wait for cannot move; and at a cap, this connection makes way.
+            # not wait for cannot move.
+            self._rest()
             self._arm(IDLE, self.limits.idle_timeout)
-            self._table.idle(self)
         elif self._reading_body:
             # A pipelined request now runs, its body still to come.
             self._arm(BODY, self.limits.body_timeout)

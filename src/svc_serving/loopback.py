@@ -1,37 +1,33 @@
-"""The one loopback rule, for the gateway's bind checks, the client's cleartext check and the
-stubs' settings and Host allowlist.
+"""The one loopback rule, for the gateway's bind checks, the client's cleartext check, the stubs'
+settings and Host allowlist, and the peer owner lookup (svc_serving.peer_owner).
 
-Loopback is a literal loopback address (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104, brackets allowed)
-or the name `localhost` in any case, with or without a trailing dot. Nothing else: a subdomain of
-`localhost` is resolved over DNS by the system resolver here, so it may reach another machine.
+Loopback is a literal loopback address (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104, brackets and an
+IPv6 zone allowed) or the name `localhost` in any case, with or without a trailing dot. Nothing
+else: a subdomain of `localhost` is resolved over DNS by the system resolver here, so it may reach
+another machine.
 """
 
 from __future__ import annotations
 
 import ipaddress
 
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
 
 def is_loopback(host: str) -> bool:
-    """A loopback address or the name `localhost` (what a person may write in a URL)."""
     if host.strip("[]").lower() in ("localhost", "localhost."):
         return True
-    return is_loopback_address(host)
-
-
-def is_loopback_address(host: str) -> bool:
-    """A literal loopback address only (what a socket reports for a peer); never a name."""
-    address = ip_address(host)
+    address = literal_address(host)
     return address is not None and address.is_loopback
 
 
-def ip_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    """The address `host` writes (brackets and a zone id allowed; IPv4-mapped IPv6 as its IPv4),
-    or None when it is not one."""
+def literal_address(host: str) -> IPAddress | None:
+    """The address `host` spells (brackets and a zone dropped; an IPv4-mapped IPv6 address as its
+    IPv4 address, as a dual-stack listener's IPv4 client is), or None for anything else."""
     try:
         address = ipaddress.ip_address(host.strip("[]").partition("%")[0])
     except ValueError:
         return None
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        # A dual-stack listener sees an IPv4 client as ::ffff:a.b.c.d; its socket is IPv4.
         return address.ipv4_mapped
     return address

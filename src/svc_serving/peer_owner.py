@@ -9,21 +9,33 @@ address and port and whose remote end is ours, a hash lookup whatever the number
 sockets, so it costs the same with ten or ten thousand connections. Netlink needs no file, so it
 keeps working under the process's Landlock ruleset, which does not let it read `/proc/net/tcp`.
 
-The answer is None, and the caller must not guess, when the peer is not on loopback, the socket
-is gone or is not a full socket a process holds: a TIME_WAIT, FIN-WAIT-2 timewait or request
-entry, or an orphan its process already closed (the kernel reports uid 0 and inode 0 for those,
-which must never stand for root; any local user can leave one by closing right after a request),
-netlink is unavailable (seccomp, or a systemd unit without AF_NETLINK),
-or the owner is the overflow uid: in a user namespace of its own (systemd's PrivateUsers=) every
-user it does not map reads as 65534, so that number names nobody in particular.
+Only a full, live socket answers: one with an inode. A closed one the kernel still keeps (a
+TIME_WAIT or FIN-WAIT-2 entry, an orphan still sending) or a request entry reports uid 0 and inode
+0, which must never stand for root (issue 44.13). The answer is `Unknown.GONE` then, and
+`Unknown.UNAVAILABLE` when netlink is (seccomp, or a systemd unit without AF_NETLINK), the peer
+is not on loopback, or the owner is the overflow uid: in a user namespace of its own (systemd's
+PrivateUsers=) every user it does not map reads as 65534, so that number names nobody in
+particular. The caller must not guess either way.
+
+A subordinate uid (rootless containers, /etc/subuid) is answered as its owner
+(svc_serving.subordinate_uids). The servers ask once per connection, when they accept it
+(svc_serving.bounded), while the client's socket is surely there, and hand the answer to the
+request (`OWNER_SCOPE_KEY`).
 """
 
 from __future__ import annotations
 
+import enum
+import errno
 import socket
 import struct
 
-from svc_serving.loopback import ip_address, is_loopback_address
+from svc_serving.loopback import literal_address
+from svc_serving.subordinate_uids import load
+
+OWNER_SCOPE_KEY = "svc.peer_owner"
+"""The ASGI scope key under which a server passes a loopback peer's owner (int, or None when not
+known) from its connection to its requests."""
 
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
@@ -34,35 +46,47 @@ TCP_TIME_WAIT = 6
 TCP_NEW_SYN_RECV = 12
 OVERFLOW_UID = 65534
 _NOT_A_FULL_SOCKET = frozenset({TCP_TIME_WAIT, TCP_NEW_SYN_RECV})
+_SUBORDINATE = load()  # at import: before the server confines itself
 _HEADER = struct.Struct("=IHHII")  # nlmsghdr: length, type, flags, sequence, port id
 # inet_diag_req_v2: family, protocol, extensions, pad, states, then inet_diag_sockid: ports
 # (network order), source and destination (16 bytes each), interface, cookie (two words).
 _REQUEST = struct.Struct("=BBBBI2s2s16s16sIII")
 # inet_diag_msg: family, state, timer, retransmits, the 48-byte id, expires, rqueue, wqueue, uid,
-# inode (0 when no process holds the socket).
+# inode.
 _REPLY = struct.Struct("=BBBB48sIIIII")
+_ERROR = struct.Struct("=i")  # nlmsgerr: the negative errno, then the request's header
+_ERRORED = _HEADER.size + _ERROR.size
 _TIMEOUT_SECONDS = 0.5
 
 Endpoint = tuple[str, int]
-LOOPBACK = "loopback"
-PEER_UID = "svc.peer_uid"
-"""The ASGI scope key where svc_serving.bounded puts the uid owning a loopback peer's socket (None:
-not loopback, or not known), looked up when the connection was accepted, while the peer's socket
-is certainly open (a request's own lookup could meet a socket its client already closed)."""
 
 
-def loopback_user(uid: int | None) -> str:
-    """The key a loopback peer is counted under (connections, the brute-force guard): its local
-    user, `loopback:uid=N`, or `loopback`, one key for all, when the owner is not known."""
-    return LOOPBACK if uid is None else f"{LOOPBACK}:uid={uid}"
+class Unknown(enum.Enum):
+    GONE = "the peer's socket is closed or not yet a socket"
+    UNAVAILABLE = "the kernel cannot be asked, or its answer names nobody"
+
+
+def peer_owner(peer: Endpoint, local: Endpoint) -> int | Unknown:
+    """The uid that owns the peer's socket of the loopback connection `peer` -> `local` (our end),
+    a subordinate uid as its owner; or why it cannot be known for certain."""
+    request = _request(peer, local)
+    if request is None:
+        return Unknown.UNAVAILABLE
+    try:
+        with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_SOCK_DIAG) as diag:
+            diag.settimeout(_TIMEOUT_SECONDS)
+            diag.sendto(request, (0, 0))
+            reply = diag.recv(8192)
+    except OSError:
+        return Unknown.UNAVAILABLE
+    owner = _owner(reply)
+    return _SUBORDINATE.owner(owner) if isinstance(owner, int) else owner
 
 
 def loopback_owner(peer: Endpoint, local: Endpoint) -> int | None:
-    """The uid that owns the peer's socket of the loopback connection `peer` -> `local` (our end),
-    or None when it cannot be known for certain."""
-    if not (is_loopback_address(peer[0]) and is_loopback_address(local[0])):
-        return None
-    return _ask(_request(peer, local))
+    """`peer_owner`, None for any reason it is not known."""
+    owner = peer_owner(peer, local)
+    return owner if isinstance(owner, int) else None
 
 
 def listener_owner(listening: Endpoint) -> int | None:
@@ -70,28 +94,17 @@ def listener_owner(listening: Endpoint) -> int | None:
     as for a connection from nowhere (the unspecified address, port 0), which no connected socket
     matches, so the kernel answers with the listener, never with a connection still waiting in
     its accept queue (no process holds that one yet: inode 0)."""
-    if not is_loopback_address(listening[0]):
-        return None
     nowhere = "::" if ":" in listening[0] else "0.0.0.0"  # noqa: S104 (a lookup, not a bind)
-    return _ask(_request(listening, (nowhere, 0)))
-
-
-def _ask(request: bytes | None) -> int | None:
-    if request is None:
-        return None
-    try:
-        with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_SOCK_DIAG) as diag:
-            diag.settimeout(_TIMEOUT_SECONDS)
-            diag.sendto(request, (0, 0))
-            reply = diag.recv(8192)
-    except OSError:
-        return None
-    return _owner(reply)
+    return loopback_owner(listening, (nowhere, 0))
 
 
 def _request(peer: Endpoint, local: Endpoint) -> bytes | None:
-    peer_address, local_address = ip_address(peer[0]), ip_address(local[0])
+    peer_address, local_address = literal_address(peer[0]), literal_address(local[0])
     if peer_address is None or local_address is None:
+        return None
+    if not (
+        peer_address.is_loopback and (local_address.is_loopback or local_address.is_unspecified)
+    ):
         return None
     if peer_address.version != local_address.version:
         return None
@@ -114,16 +127,19 @@ def _request(peer: Endpoint, local: Endpoint) -> bytes | None:
     return header + body
 
 
-def _owner(reply: bytes) -> int | None:
+def _owner(reply: bytes) -> int | Unknown:
     if len(reply) < _HEADER.size:
-        return None
+        return Unknown.UNAVAILABLE
     _, kind, _, _, _ = _HEADER.unpack_from(reply)
-    if kind == NLMSG_ERROR or kind != SOCK_DIAG_BY_FAMILY:
-        # ENOENT: no such socket (gone, or not ours to see); nothing else is expected.
-        return None
-    if len(reply) < _HEADER.size + _REPLY.size:
-        return None
+    if kind == NLMSG_ERROR:
+        # ENOENT: no such socket (gone; loopback peers are all ours to see).
+        (error,) = _ERROR.unpack_from(reply, _HEADER.size) if len(reply) >= _ERRORED else (0,)
+        return Unknown.GONE if error == -errno.ENOENT else Unknown.UNAVAILABLE
+    if kind != SOCK_DIAG_BY_FAMILY or len(reply) < _HEADER.size + _REPLY.size:
+        return Unknown.UNAVAILABLE
     _, state, _, _, _, _, _, _, uid, inode = _REPLY.unpack_from(reply, _HEADER.size)
-    if state in _NOT_A_FULL_SOCKET or inode == 0 or uid == OVERFLOW_UID:
-        return None
+    if state in _NOT_A_FULL_SOCKET or inode == 0:
+        return Unknown.GONE
+    if uid == OVERFLOW_UID:
+        return Unknown.UNAVAILABLE
     return int(uid)

@@ -29,6 +29,11 @@ def raw_response(status: int, reason: str, body: dict[str, Any]) -> bytes:
     )
 
 
+def error_body(code: str, message: str) -> dict[str, Any]:
+    """The gateway's error body; the stubs override it with their envelope."""
+    return {"error": code, "message": message}
+
+
 def repeated_header(headers: list[tuple[bytes, bytes]]) -> str | None:
     """The first of UNIQUE_HEADERS seen twice, in one pass over the headers."""
     seen: set[bytes] = set()

@@ -19,7 +19,7 @@ import pytest
 import uvicorn
 from starlette.types import Receive, Scope, Send
 
-from svc_serving.admission import PER_KEY_FULL, TOTAL_FULL, ConnectionTable
+from svc_serving.admission import PER_KEY_FULL, TOTAL_FULL, Admission, ConnectionTable
 from svc_serving.bounded import BoundedHttpTools
 from tests.e2e import e2e_fixture
 from tests.hardening.raw_http import connect, read_response, request_head
@@ -118,8 +118,8 @@ def test_the_oldest_connection_without_a_request_makes_way_at_a_cap() -> None:
     assert (admitted.refusal, admitted.evicted) == (None, (first,))
     assert table.count("a") == 2
     # Connections that have sent a request do not make way: the newest is refused.
-    table.sent_a_request(second)
-    table.sent_a_request(third)
+    table.working(second)
+    table.working(third)
     refused = table.admit(Counted(), "a", max_total=10, max_per_key=2)
     assert (refused.refusal, refused.evicted) == (PER_KEY_FULL, ())
     assert table.count("a") == 2
@@ -128,16 +128,48 @@ def test_the_oldest_connection_without_a_request_makes_way_at_a_cap() -> None:
     assert table.admit(waiting, "b", max_total=3, max_per_key=2).refusal is None
     newest = Counted()
     assert table.admit(newest, "c", max_total=3, max_per_key=2).evicted == (waiting,)
-    table.sent_a_request(newest)
+    table.working(newest)
     assert table.admit(Counted(), "d", max_total=3, max_per_key=2).refusal == TOTAL_FULL
-    # Answered and idle between requests, a connection makes way again, oldest first.
-    table.idle(newest)
-    assert table.admit(Counted(), "d", max_total=3, max_per_key=2).evicted == (newest,)
     # Closing a connection twice (evicted, then lost) counts it once.
     table.discard(first)
     table.discard(second)
     table.discard(second)
     assert (len(table), table.count("a"), table.count("b")) == (2, 1, 0)
+
+
+def test_at_a_cap_the_longest_resting_connection_makes_way_after_the_waiting_ones() -> None:
+    """Answered and idle, or not reading its answer: it makes way (issue 44.1); one being
+    worked on never does."""
+    table: ConnectionTable[Counted] = ConnectionTable()
+
+    def admit(key: str = "u", total: int = 10) -> tuple[Counted, Admission[Counted]]:
+        member = Counted()
+        return member, table.admit(member, key, max_total=total, max_per_key=4)
+
+    (idle, _), (unread, _), (busy, _) = admit(), admit(), admit()
+    for member in (idle, unread, busy):
+        table.working(member)
+    table.resting(idle)
+    table.resting(unread)
+    waiting, _ = admit()
+    # The waiting one first, then the resting ones by how long they have rested.
+    first, admitted = admit()
+    assert admitted.evicted == (waiting,)
+    table.working(first)
+    table.resting(busy)
+    table.working(busy)  # a new request: it rests no more
+    second, admitted = admit()
+    assert admitted.evicted == (idle,)
+    table.working(second)
+    third, admitted = admit()
+    assert admitted.evicted == (unread,)
+    table.working(third)
+    assert admit()[1].refusal == PER_KEY_FULL  # all four are being worked on
+    # Another key's resting connection makes way at the total.
+    other, _ = admit("v", total=6)
+    table.working(other)
+    table.resting(other)
+    assert admit("w", total=5)[1].evicted == (other,)
 
 
 class NotToBeIterated(set[Any]):
@@ -173,6 +205,12 @@ class Transport:
     def close(self) -> None:
         self.closed = True
 
+    def abort(self) -> None:
+        self.closed = True
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
 
 async def nothing(scope: Scope, receive: Receive, send: Send) -> None:
     raise AssertionError("no request is made")
@@ -185,7 +223,8 @@ def test_admitting_a_connection_never_iterates_the_open_ones() -> None:
         transports = []
         for n in range(300):
             protocol = BoundedHttpTools(config, state, {}, asyncio.get_running_loop())
-            transport = Transport((f"198.51.100.{n % 3 + 1}", 40000 + n))  # no traffic: fakes
+            # Not loopback: a loopback peer's owner is asked of the kernel, which has no such socket.
+            transport = Transport((f"192.0.2.{n % 3 + 1}", 40000 + n))
             protocol.connection_made(transport)  # type: ignore[arg-type]
             transports.append(transport)
         return transports

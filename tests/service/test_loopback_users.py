@@ -16,10 +16,11 @@ from tests.service.conftest import TOKEN, WRONG
 from tests.service.test_e2e import client_from, security_events, stop
 from tests.service.test_e2e_guard import service
 from tests.support import Server
-from tests.support_other_user import AS_OTHER_USER, OTHER_UID, python
+from tests.support_other_user import python
 
 pytestmark = pytest.mark.e2e
 
+OTHER_UID = 4242
 ME = f"loopback:uid={os.getuid()}"
 OTHER = f"loopback:uid={OTHER_UID}"
 SEND = """
@@ -35,11 +36,13 @@ print(json.dumps(statuses))
 """
 
 
-def as_other_user(home: Path, *command: str, **env: str) -> subprocess.CompletedProcess[str]:
+def as_other_user(
+    home: Path, *command: str, uid: int = OTHER_UID, **env: str
+) -> subprocess.CompletedProcess[str]:
     home.mkdir(exist_ok=True)
-    os.chown(home, OTHER_UID, OTHER_UID)
+    os.chown(home, uid, uid)
     return subprocess.run(
-        [*AS_OTHER_USER, *command],
+        ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *command],
         env={"PATH": "/usr/bin:/bin", "HOME": str(home), **env},
         cwd=home,
         capture_output=True,
@@ -49,9 +52,13 @@ def as_other_user(home: Path, *command: str, **env: str) -> subprocess.Completed
     )
 
 
-def other_user_sends(server: Server, home: Path, token: str, sources: list[str]) -> list[int]:
+def other_user_sends(
+    server: Server, home: Path, token: str, sources: list[str], uid: int = OTHER_UID
+) -> list[int]:
     port = server.base_url.rsplit(":", 1)[1]
-    done = as_other_user(home, str(python()), "-I", "-c", SEND, port, *sources, TRY_TOKEN=token)
+    done = as_other_user(
+        home, str(python()), "-I", "-c", SEND, port, *sources, uid=uid, TRY_TOKEN=token
+    )
     assert done.returncode == 0, done.stderr
     statuses = json.loads(done.stdout)
     assert isinstance(statuses, list)
@@ -77,36 +84,6 @@ def test_another_local_user_locks_only_itself(demo_db: Path, tmp_path: Path) -> 
     assert {e["client"] for e in events if e["event"] == "auth_failure"} == {OTHER}
     assert TOKEN not in log
     assert WRONG not in log
-
-
-SEND_AND_CLOSE = """
-import os, socket, sys
-port = int(sys.argv[1])
-head = "GET /api/v1/system HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nX-API-Token: " + os.environ["TRY_TOKEN"]
-for _ in range(10):
-    sock = socket.create_connection(("127.0.0.1", port), 5)
-    sock.sendall((head + "\\r\\nX-Pad: " + "p" * 4000 + "\\r\\n\\r\\n").encode())
-    sock.close()  # gone before the answer: its end waits in FIN-WAIT-2, reported as uid 0
-"""
-
-
-def test_a_user_who_closes_before_the_answer_locks_only_itself(
-    demo_db: Path, tmp_path: Path
-) -> None:
-    """Issue 44.13: wrong tokens sent on connections closed right after the request used to be
-    charged to `loopback:uid=0` (the kernel's answer for a socket no process holds), locking root
-    out. Only a socket a process holds names its owner; one already gone by the time the server
-    accepts it counts in the shared `loopback` bucket, never as root."""
-    home = tmp_path / "other"
-    with service(demo_db, tmp_path / "closing.log") as server:
-        port = server.base_url.rsplit(":", 1)[1]
-        sent = as_other_user(home, str(python()), "-I", "-c", SEND_AND_CLOSE, port, TRY_TOKEN=WRONG)
-        assert sent.returncode == 0, sent.stderr
-        assert my_status(server) == 200
-        log = stop(server)
-    events = security_events(log)
-    assert "lockout" in [e["event"] for e in events]
-    assert {e["client"] for e in events} <= {OTHER, "loopback"}
 
 
 def test_the_whole_loopback_range_is_one_address_per_user(demo_db: Path, tmp_path: Path) -> None:
@@ -142,3 +119,56 @@ def test_the_lockout_hint_names_the_lockout_not_the_token(demo_db: Path, tmp_pat
     assert "not checked" in told
     assert "check SERVICE_API_TOKEN" not in told
     assert TOKEN not in told
+
+
+SEND_AND_CLOSE = """
+import os, socket, struct, sys
+port = int(sys.argv[1])
+head = (f"GET /api/v1/system HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nX-API-Token: {os.environ['TRY_TOKEN']}"
+        f"\\r\\nX-Pad: {'a' * 6000}\\r\\n\\r\\n").encode()
+for n in range(int(sys.argv[2])):
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+    if n % 2:  # reset at once, where the others linger as FIN-WAIT-2 entries the kernel says uid 0 owns
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.sendall(head)
+    sock.close()
+"""
+
+
+def test_requests_whose_client_is_gone_never_count_as_root(demo_db: Path, tmp_path: Path) -> None:
+    """Issue 44.13 and 44.9: a closed or reset client's lingering socket entry reads uid 0 and
+    inode 0; only a full socket's answer names a user, asked when the connection is accepted."""
+    home = tmp_path / "other"
+    with service(demo_db, tmp_path / "gone.log") as server:
+        port = server.base_url.rsplit(":", 1)[1]
+        for _ in range(3):
+            done = as_other_user(
+                home, str(python()), "-I", "-c", SEND_AND_CLOSE, port, "10", TRY_TOKEN=WRONG
+            )
+            assert done.returncode == 0, done.stderr
+        assert my_status(server) == 200
+        log = stop(server)
+    events = security_events(log)
+    charged = {e["client"] for e in events if e["event"] in ("auth_failure", "lockout")}
+    assert ME not in charged, charged
+    assert charged <= {OTHER, "loopback"}
+
+
+def test_subordinate_uids_count_as_their_owner(demo_db: Path, tmp_path: Path) -> None:
+    """Issue 44.16: uid 4242's rootless containers run as its subordinate uids (SVC_SUBUID_FILE,
+    here a file of the test's own); their wrong tokens lock uid 4242, all of them, not 65,536
+    local users one by one."""
+    subuid = tmp_path / "subuid"
+    subuid.write_text(f"{OTHER_UID}:300000:65536\n")
+    with service(demo_db, tmp_path / "subuid.log", SVC_SUBUID_FILE=str(subuid)) as server:
+        statuses = [
+            *other_user_sends(server, tmp_path / "a", WRONG, ["127.0.0.1"] * 4, uid=300001),
+            *other_user_sends(server, tmp_path / "b", WRONG, ["127.0.0.1"] * 4, uid=365535),
+        ]
+        assert other_user_sends(server, tmp_path / "c", TOKEN, ["127.0.0.1"]) == [429]
+        assert my_status(server) == 200
+        log = stop(server)
+    assert statuses == [401] * 7 + [429]
+    events = security_events(log)
+    assert [e["client"] for e in events if e["event"] == "lockout"] == [OTHER]

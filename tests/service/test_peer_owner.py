@@ -4,19 +4,22 @@ the kernel, and None (never a guess, never root) when it cannot be known."""
 from __future__ import annotations
 
 import os
+import pwd
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
-from svc_serving.loopback import is_loopback_address
-from svc_serving.peer_owner import loopback_owner
+from svc_serving.loopback import is_loopback
+from svc_serving.peer_owner import Unknown, loopback_owner, peer_owner
+from svc_serving.subordinate_uids import SUBUID_VARIABLE, load, parse
 from tests.support import ROOT
-from tests.support_other_user import OTHER_UID, as_other_user, python
+from tests.support_other_user import python
 
+OTHER_UID = 4242
 HOLD = (
     "import socket, sys; c = socket.create_connection((sys.argv[1], int(sys.argv[2]))); c.recv(1)"
 )
@@ -64,8 +67,9 @@ def test_an_ipv4_client_of_a_dual_stack_listener_is_found() -> None:
         server.bind(("::", 0))
         server.listen()
         port = str(server.getsockname()[1])
+        command = ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups"]
         client = subprocess.Popen(
-            as_other_user(str(python()), "-I", "-c", HOLD, "127.0.0.3", port), cwd="/"
+            [*command, str(python()), "-I", "-c", HOLD, "127.0.0.3", port], cwd="/"
         )
         accepted, _ = server.accept()
         with accepted:
@@ -89,22 +93,6 @@ def test_a_closed_peer_is_nobody_not_root() -> None:
             assert loopback_owner(peer, local) is None
 
 
-def test_a_peer_that_closed_first_is_nobody_not_root() -> None:
-    """Issue 44.13: a client that closes right after its request, before the server answers, waits
-    in FIN-WAIT-2 as a timewait entry the kernel reports with uid 0 and inode 0, whoever made it;
-    any local user could lock root out that way. Only a socket a process holds names its owner."""
-    with socket.create_server(("127.0.0.1", 0)) as server:
-        client = socket.create_connection(server.getsockname())
-        accepted, _ = server.accept()
-        with accepted:
-            peer, local = ends(accepted)
-            client.sendall(b"GET / HTTP/1.1\r\n\r\n")
-            client.close()  # the server keeps its end open: the client's waits in FIN-WAIT-2
-            assert accepted.recv(64)  # the request, then the FIN
-            assert accepted.recv(64) == b""
-            assert loopback_owner(peer, local) is None
-
-
 @pytest.mark.e2e
 def test_in_a_user_namespace_of_its_own_an_unmapped_owner_is_nobody() -> None:
     with accepted_from(socket.AF_INET, "127.0.0.1", uid=OTHER_UID) as ours:
@@ -116,7 +104,7 @@ def test_in_a_user_namespace_of_its_own_an_unmapped_owner_is_nobody() -> None:
         )
         namespace = ["unshare", "--user", "--map-user=1000", "--map-group=1000"]
         done = subprocess.run(
-            [*namespace, sys.executable, "-I", "-c", probe],
+            [*namespace, str(python()), "-I", "-c", probe],
             capture_output=True,
             text=True,
             timeout=60,
@@ -130,6 +118,32 @@ def test_only_loopback_peers_are_looked_up() -> None:
     assert loopback_owner(("127.0.0.1", 40000), ("192.0.2.1", 8080)) is None
     assert loopback_owner(("127.0.0.1", 1), ("127.0.0.1", 1)) is None  # no such connection
     for host in ("127.0.0.1", "127.255.0.9", "::1", "::ffff:127.0.0.2", "[::1]"):
-        assert is_loopback_address(host)
-    for host in ("localhost", "10.0.0.1", "::ffff:10.0.0.1", "2001:db8::1", "", "::"):
-        assert not is_loopback_address(host)
+        assert is_loopback(host)
+    for host in ("10.0.0.1", "::ffff:10.0.0.1", "2001:db8::1", "", "::"):
+        assert not is_loopback(host)
+
+
+def test_a_peer_that_closed_while_we_still_read_is_gone_not_root() -> None:
+    """Issue 44.13: the client closes, we do not: its end lingers in FIN-WAIT-2, which the kernel
+    reports with uid 0 and inode 0 (state FIN-WAIT-2, not TIME_WAIT)."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        client = socket.create_connection(server.getsockname())
+        accepted, _ = server.accept()
+        with accepted:
+            peer, local = ends(accepted)
+            client.close()
+            assert accepted.recv(1) == b""  # our end has its FIN: the client's waits in FIN-WAIT-2
+            assert peer_owner(peer, local) is Unknown.GONE
+            assert loopback_owner(peer, local) is None
+
+
+def test_a_subordinate_uid_counts_as_its_owner(tmp_path: Path) -> None:
+    """Issue 44.16: one person's 65,536 subordinate uids are that person."""
+    owners = parse("nobody:100000:65536\n1000:200000:65536\nbroken line\nno-such-user:1:2\n")
+    assert owners.owner(100000) == owners.owner(165535) == pwd.getpwnam("nobody").pw_uid
+    assert owners.owner(234567) == 1000
+    assert owners.owner(165536) == 165536
+    assert owners.owner(0) == 0
+    assert owners.owner(1) == 1  # the unknown owner's line folds nothing
+    missing = load({SUBUID_VARIABLE: str(tmp_path / "absent")})
+    assert missing.owner(100000) == 100000

@@ -86,6 +86,7 @@ def gateway_policy(oauth: OAuthSettings | None = None) -> Policy:
         reads=token_file_folders(),
         connect_ports=tuple(sorted(set(ports))),
         datagrams=resolver_is_needed() or resolver_needed(issuer),
+        socket_owners=True,  # admission counts a loopback peer under the user owning its socket
     )
 
 

@@ -62,11 +62,25 @@ def _remove_stale_socket(path: Path) -> None:
     try:
         probe.connect(str(path))
     except OSError:
-        path.unlink()
+        _remove_ours(path)
         return
     finally:
         probe.close()
     raise PortUnavailable(f"another server is listening on {path}: stop it or choose another path")
+
+
+def _remove_ours(path: Path) -> None:
+    """Removes a stale socket; one this user may not remove (another user's, in a shared
+    sticky folder such as /tmp) is refused in one line."""
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise PortUnavailable(
+            f"{path} is a socket this user can neither connect to nor remove ({exc.strerror}): "
+            "another user's; choose another --uds path"
+        ) from None
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -86,7 +86,7 @@ def _read(
 
 
 def group_by(said: str, *choices: str) -> Param:
-    """One row per group instead of records (server_stub/service/groups.py computes them);
+    """One row per group instead of records (the data service computes them);
     `said` names the choices briefly (the tool list pays for each word), a wrong one is told
     them all."""
     return Param(GROUP_BY, "string", said, choices=choices, named_only=True)
