@@ -31,6 +31,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "mcp_calls": ["--calls", "300", "--runs", "5"],
     "intel": ["--count", "150"],
     "context": [],
+    "answers": ["--fills", "100000", "--runs", "5"],
     "gateway_load": ["--clients", "50", "--seconds", "5"],
     "gateway_floor": ["--seconds", "2", "--rounds", "2"],
     "stdio_startup": ["--sessions", "10", "--runs", "3"],
