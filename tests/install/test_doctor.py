@@ -152,7 +152,7 @@ def test_a_required_token_that_is_not_set(
     result, findings = doctor(run_cli, "--toolsets", "analytics", env=env)
     assert result.returncode == 3
     assert findings["service.token"]["message"] == (
-        "not set (SERVICE_API_TOKEN or DASHBOARD_API_TOKEN)"
+        "not set (SERVICE_API_TOKEN or DASHBOARD_API_TOKEN or SERVICE_API_TOKEN_FILE)"
     )
     assert findings["service.auth"]["message"].endswith(
         "set SERVICE_API_TOKEN (or DASHBOARD_API_TOKEN)"

@@ -91,7 +91,7 @@ class Browser:
         assert self.landed is not None
         query = parse_qs(urlsplit(self.landed).query)
         return AuthorizationCodeResult(
-            code=query["code"][0],
+            code=query["code"][0] if "code" in query else _refused(self.landed),
             state=query.get("state", [None])[0],
             iss=query.get("iss", [None])[0],
         )
@@ -212,3 +212,7 @@ def test_a_stranger_cannot_register_a_client_of_the_client_credentials_grant(
         },
     )
     assert host.status_code == 201, host.text
+
+
+def _refused(landed: str) -> str:
+    raise AssertionError(f"the authorization server sent the browser back without a code: {landed}")

@@ -14,7 +14,7 @@ import binascii
 import json
 
 MAX_RESULT_CHARS = 24_000
-"""Below the tool-result caps of common hosts (Claude Code's 25,000 tokens is about 8x more)."""
+"""Below the tool-result caps of common hosts (25,000 tokens, about 8x more, is a usual one)."""
 MARK_ROOM_CHARS = 512
 """Kept free below MAX_RESULT_CHARS for the marker of third-party text the MCP face puts first
 (svc_mcp.serve.untrusted), which is added after a page is cut."""

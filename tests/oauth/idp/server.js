@@ -102,30 +102,18 @@ const provider = new Provider(issuer, {
     properties: ['svc_registered'],
     validator(ctx, key, _value, metadata) {
       delete metadata[key];
-      if (ctx?.oidc?.route !== 'registration') return;
+      // Dynamic registration is for the hosts people sign in with: the authorization-code grant
+      // (and refresh) only; a stranger must not register a client-credentials client and get a
+      // token with no person signing in (scripts are pre-registered: `clients`).
+      if (!['registration', 'client_update'].includes(ctx?.oidc?.route)) return;
       // A registered client may ask for any scope: the person's policy decides what is granted.
       delete metadata.scope;
       if (!metadata.grant_types.every((grant) => REGISTERED_GRANTS.has(grant))) {
-        throw new errors.InvalidClientMetadata('registered clients get authorization_code and refresh_token only');
+        throw new errors.InvalidClientMetadata('a dynamically registered client may use the authorization_code and refresh_token grants only');
       }
     },
   },
   pkce: { required: () => true },
-  // Dynamic registration is for the hosts people sign in with: the authorization-code grant (and
-  // refresh) only. A stranger must not register a client-credentials client and get a token with
-  // no person signing in; scripts are pre-registered (`clients`).
-  extraClientMetadata: {
-    properties: ['svc_registered_by'],
-    validator: (ctx, _key, _value, metadata) => {
-      const registering = ['registration', 'client_update'].includes(ctx?.oidc?.route);
-      const people = ['authorization_code', 'refresh_token'];
-      if (registering && (metadata.grant_types ?? []).some((grant) => !people.includes(grant))) {
-        throw new errors.InvalidClientMetadata(
-          'a dynamically registered client may use the authorization_code and refresh_token grants only',
-        );
-      }
-    },
-  },
   features: {
     devInteractions: { enabled: true },
     clientCredentials: { enabled: true },
