@@ -224,3 +224,15 @@ def test_one_generator_builds_svc_mcp_and_svc_portal_commands() -> None:
     assert group.returncode == 2  # a group without its command shows its help
     assert "sessions" in group.stderr
     assert "Login sessions" in group.stderr
+
+
+@pytest.mark.parametrize("first", ["tools", "get_system"])
+def test_a_command_named_first_is_the_only_one_built(first: str) -> None:
+    """`svc-mcp tools` and a tool call build that command's parser alone (issue 43.9: all 30 cost
+    ten times as much); help and anything else still get every command."""
+    from svc_mcp.cli import main
+    from svc_serving.fence import subcommands
+
+    assert list(subcommands(main._parser(first))) == [first]
+    every = subcommands(main._parser())
+    assert {"tools", "demo", "install", "portal", "get_system", "submit_intel"} <= set(every)
