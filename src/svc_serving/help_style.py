@@ -91,6 +91,9 @@ def run_click_app(app: Callable[..., Any], args: Sequence[str], prog_name: str, 
         if isinstance(error.__cause__, KeyboardInterrupt | EOFError):  # click's Abort
             print(f"{prog}: interrupted", file=sys.stderr)
             raise SystemExit(130) from None
+        if type(error).__name__ == "Abort":  # click's, as its standalone mode says it
+            print("Aborted!", file=sys.stderr)
+            raise SystemExit(1) from None
         message = click_usage_message(error)
         if message is None:
             raise
