@@ -11,6 +11,7 @@ it calls.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -50,6 +51,14 @@ def click_shaped_help(prog: str, width: int | None) -> argparse.HelpFormatter:
     `Options:` and `Commands:` with one line per entry, `-h, --help  Show this message and exit.`
     argparse offers only the names of its formatter classes, so the shape is set here, through
     the formatter's hooks; descriptions stay as written (a command in the text stays whole)."""
+    formatter: argparse.HelpFormatter = _click_shaped_class()(
+        prog, max_help_position=CLICK_HELP_COLUMN, width=width
+    )
+    return formatter
+
+
+@functools.cache  # argparse makes a formatter for every option it adds: one class for all
+def _click_shaped_class() -> type[argparse.HelpFormatter]:
     import argparse
 
     class ClickShapedHelp(argparse.RawDescriptionHelpFormatter):
@@ -86,7 +95,7 @@ def click_shaped_help(prog: str, width: int | None) -> argparse.HelpFormatter:
         def _fill_text(self, text: str, width: int, indent: str) -> str:
             return super()._fill_text(text, width, indent + "  ")
 
-    return ClickShapedHelp(prog, max_help_position=CLICK_HELP_COLUMN, width=width)
+    return ClickShapedHelp
 
 
 def connect_with(
