@@ -5,12 +5,14 @@ Each stub contributes its commands through a `register` function, so this file o
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from server_stub.intel.cli import intel
 from server_stub.portal.cli import register as register_portal
 from server_stub.service.cli import register as register_service
-from svc_serving.help_style import typer_style
+from svc_serving.help_style import run_click_app, typer_style
 
 app = typer.Typer(
     name="svc-stub",
@@ -35,4 +37,4 @@ register_service(app, demo_data=demo_data, admin=admin)
 
 
 def main() -> None:
-    app()
+    run_click_app(app, sys.argv[1:], "svc-stub", "svc-stub")

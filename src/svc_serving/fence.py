@@ -11,6 +11,7 @@ it calls.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,63 @@ def own_options(parser: argparse.ArgumentParser) -> list[str]:
     """The option strings of `parser` itself, in the order they were added (argparse has no
     public list of them either)."""
     return list(parser._option_string_actions)
+
+
+CLICK_HELP_COLUMN = 34
+"""Where Click's plain help starts an option's text at most: 2 of indent, 30 of option, 2 apart."""
+
+
+def click_shaped_help(prog: str, width: int | None) -> argparse.HelpFormatter:
+    """An argparse help formatter that writes Click's plain help (what the typer command lines
+    print when piped): `Usage: prog [OPTIONS] COMMAND [ARGS]...`, the description indented,
+    `Options:` and `Commands:` with one line per entry, `-h, --help  Show this message and exit.`
+    argparse offers only the names of its formatter classes, so the shape is set here, through
+    the formatter's hooks; descriptions stay as written (a command in the text stays whole)."""
+    formatter: argparse.HelpFormatter = _click_shaped_class()(
+        prog, max_help_position=CLICK_HELP_COLUMN, width=width
+    )
+    return formatter
+
+
+@functools.cache  # argparse makes a formatter for every option it adds: one class for all
+def _click_shaped_class() -> type[argparse.HelpFormatter]:
+    import argparse
+
+    class ClickShapedHelp(argparse.RawDescriptionHelpFormatter):
+        def _format_usage(self, usage: Any, actions: Any, groups: Any, prefix: Any) -> str:
+            if prefix == "":  # argparse naming a command's parser ("svc-mcp tools"), not help
+                return super()._format_usage(usage, actions, groups, prefix)
+            words = [self._prog]
+            if any(action.option_strings for action in actions):
+                words.append("[OPTIONS]")
+            if any(isinstance(action, argparse._SubParsersAction) for action in actions):
+                words.append("COMMAND [ARGS]...")
+            return f"Usage: {' '.join(words)}\n\n"
+
+        def start_section(self, heading: str | None) -> None:
+            super().start_section((heading or "")[:1].upper() + (heading or "")[1:])
+
+        def _format_action(self, action: argparse.Action) -> str:
+            if isinstance(action, argparse._SubParsersAction):  # the commands, one a line
+                return "".join(map(self._format_action, action._get_subactions()))
+            return super()._format_action(action)
+
+        def _get_help_string(self, action: argparse.Action) -> str | None:
+            if isinstance(action, argparse._HelpAction):
+                return "Show this message and exit."
+            text = action.help
+            return f"{text}  [required]" if action.required and action.option_strings else text
+
+        def _metavar_formatter(self, action: argparse.Action, default_metavar: str) -> Any:
+            if action.metavar is None and action.choices is not None and action.option_strings:
+                shown = f"<{'|'.join(map(str, action.choices))}>"  # as the typer lines show them
+                return lambda size: (shown,) * size
+            return super()._metavar_formatter(action, default_metavar)
+
+        def _fill_text(self, text: str, width: int, indent: str) -> str:
+            return super()._fill_text(text, width, indent + "  ")
+
+    return ClickShapedHelp
 
 
 def connect_with(

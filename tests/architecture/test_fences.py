@@ -167,6 +167,46 @@ def test_argparse_keeps_what_the_fence_reads_of_a_parser() -> None:
     assert fence.own_options(tools) == ["-h", "--help", "--toolsets"]
 
 
+CLICK_SHAPE_HOOKS = {
+    "_format_usage": ["self", "usage", "actions", "groups", "prefix"],
+    "_format_action": ["self", "action"],
+    "_get_help_string": ["self", "action"],
+    "_metavar_formatter": ["self", "action", "default_metavar"],
+    "_fill_text": ["self", "text", "width", "indent"],
+    "start_section": ["self", "heading"],
+}
+"""The formatter hooks `fence.click_shaped_help` overrides, with their parameters."""
+
+
+@pytest.mark.parametrize(("hook", "expected"), CLICK_SHAPE_HOOKS.items())
+def test_argparse_keeps_the_formatter_hooks_the_click_shape_overrides(
+    hook: str, expected: list[str]
+) -> None:
+    assert parameters(getattr(argparse.RawDescriptionHelpFormatter, hook)) == expected
+
+
+def test_the_click_shaped_help_reads_what_argparse_gives_it() -> None:
+    parser = argparse.ArgumentParser(
+        prog="p",
+        description="Does it.",
+        formatter_class=lambda prog: fence.click_shaped_help(prog, 200),
+    )
+    parser.add_argument("--side", choices=["buy", "sell"], required=True, help="which")
+    parser.add_subparsers(title="commands").add_parser("tools", help="list them")
+    assert parser.format_help().splitlines() == [
+        "Usage: p [OPTIONS] COMMAND [ARGS]...",
+        "",
+        "  Does it.",
+        "",
+        "Options:",
+        "  -h, --help         Show this message and exit.",
+        "  --side <buy|sell>  which [required]",
+        "",
+        "Commands:",
+        "  tools              list them",
+    ]
+
+
 def test_http_client_opens_its_socket_through_the_hook() -> None:
     opened = []
     with socket.create_server(("127.0.0.1", 0)) as listener:

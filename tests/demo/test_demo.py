@@ -248,7 +248,7 @@ def test_demo_options_go_after_demo() -> None:
     )
     assert unknown.returncode == 2
     assert unknown.stderr == (
-        "svc-mcp demo: usage: unrecognized arguments: --nope (see svc-mcp demo --help)\n"
+        "svc-mcp demo: usage: No such option: --nope (see svc-mcp demo --help)\n"
     )
 
 

@@ -130,25 +130,59 @@ def test_help_piped_is_plain_and_unwrapped() -> None:
     assert "svc-stub intel sign --file draft.json" in done[7].stdout
 
 
-ARGPARSE_LINES = {
-    "svc-mcp": ([SVC_MCP, "--help"], "MCP tools for the service portal"),
-    "svc-mcp demo": ([SVC_MCP, "demo", "--help"], "Start the portal and data service stubs"),
-    "svc-portal": ([SVC_PORTAL, "--help"], "Read the portal's API"),
+COMMAND_LINES = {
+    # command line: (its words, an option it requires or None)
+    "svc-mcp": ([SVC_MCP], None),
+    "svc-mcp demo": ([SVC_MCP, "demo"], None),
+    "svc-mcp submit_intel": ([SVC_MCP, "submit_intel"], "--file"),
+    "svc-mcp install": ([SVC_MCP, "install"], "--client"),
+    "svc-mcp uninstall": ([SVC_MCP, "uninstall"], "--client"),
+    "svc-mcp doctor": ([SVC_MCP, "doctor"], None),
+    "svc-portal": ([SVC_PORTAL], None),
+    "svc-portal catalog list": ([SVC_PORTAL, "catalog", "list"], None),
+    "svc-stub": ([SVC_STUB], None),
+    "svc-stub admin": ([SVC_STUB, "admin"], None),
+    "svc-stub intel sign": ([SVC_STUB, "intel", "sign"], "--file"),
+    "svc-stub admin service pause": ([SVC_STUB, "admin", "service", "pause"], "--db"),
 }
-"""The argparse command lines, with how each description begins."""
+"""Every kind of command line: svc-mcp's argparse ones, its typer ones, svc-portal, svc-stub's."""
+
+HEADINGS = {"Options:", "Commands:", "Serving over streamable HTTP (instead of stdio):"}
 
 
-def test_the_argparse_command_lines_look_alike_piped() -> None:
-    """One formatter for all (svc_serving.help_style.argparse_formatter): the same sections, and
-    each description on one line, however long (the demo's was wrapped at 80 columns)."""
-    done = run_commands([(command, {}) for command, _ in ARGPARSE_LINES.values()])
-    for (prog, (_, opening)), result in zip(ARGPARSE_LINES.items(), done, strict=True):
-        lines = result.stdout.splitlines()
-        assert lines[0].startswith(f"usage: {prog} [-h]"), prog
-        (description,) = [line for line in lines if line.startswith(opening)]
-        assert description.endswith("."), (prog, description)  # not cut at the width
-        assert "options:" in lines, prog
-        assert any(re.match(r"  -h, --help +show this help message and exit$", x) for x in lines)
+def test_every_command_line_has_one_look_piped() -> None:
+    """Help, a missing option and an unknown one read alike on the argparse command lines and the
+    typer ones (svc_serving.help_style): Click's usage line, headings and option layout, and one
+    error line `<prog>: usage: <Click's words> (see <command> --help)`, exit 2."""
+    runs = []
+    for words, required in COMMAND_LINES.values():
+        # a line that requires an option reports it missing first; the others an unknown one
+        runs += [([*words, "--help"], {}), ([*words] if required else [*words, "--nope"], {})]
+    done = iter(run_commands(runs))
+    for name, (_, required) in COMMAND_LINES.items():
+        prog = name.split()[0]
+        shown, refused = next(done), next(done)
+        assert shown.returncode == 0, (name, shown.stderr)
+        lines = shown.stdout.splitlines()
+        assert re.fullmatch(rf"Usage: {name} \[OPTIONS\]( COMMAND \[ARGS\]\.\.\.)?", lines[0]), (
+            lines[0]
+        )
+        headings = [line for line in lines if re.fullmatch(r"\S.*:", line)]
+        assert headings[0] == "Options:", (name, headings)
+        assert set(headings) <= HEADINGS, (name, headings)
+        if "COMMAND" in lines[0]:
+            assert "Commands:" in headings, name
+        assert re.search(r"^  -h, --help {2,}Show this message and exit\.$", shown.stdout, re.M)
+        entries = [line for line in lines if re.match(r"  --?\w", line)]
+        assert all(re.match(r"  \S.*? {2,}\S|  \S+( \S+)?$", line) for line in entries), name
+        assert lines[2].startswith("  ") or lines[2] == "Options:", (name, lines[2])  # description
+        said = f"Missing option '{required}'." if required else "No such option: --nope"
+        assert (refused.returncode, refused.stdout) == (2, ""), (name, refused.stderr)
+        (line,) = refused.stderr.splitlines()
+        command = rf"(?P<command>{prog}( \S+)*)"  # the command whose options were read
+        assert re.fullmatch(
+            rf"{command}: usage: {re.escape(said)}( \(.*\))? \(see (?P=command) --help\)", line
+        ), (name, line)
 
 
 def test_help_on_a_terminal_is_rich_and_flags_show_no_value() -> None:
@@ -186,7 +220,19 @@ def test_one_generator_builds_svc_mcp_and_svc_portal_commands() -> None:
     assert by_tool.returncode == by_path.returncode == 0
     after_usage = [done.stdout.split("\n", 1)[1] for done in (by_tool, by_path)]
     assert after_usage[0] == after_usage[1]
-    assert by_path.stdout.startswith("usage: svc-portal identity sessions [-h] [--json]")
+    assert by_path.stdout.startswith("Usage: svc-portal identity sessions [OPTIONS]\n")
     assert group.returncode == 2  # a group without its command shows its help
     assert "sessions" in group.stderr
     assert "Login sessions" in group.stderr
+
+
+@pytest.mark.parametrize("first", ["tools", "get_system"])
+def test_a_command_named_first_is_the_only_one_built(first: str) -> None:
+    """`svc-mcp tools` and a tool call build that command's parser alone (issue 43.9: all 30 cost
+    ten times as much); help and anything else still get every command."""
+    from svc_mcp.cli import main
+    from svc_serving.fence import subcommands
+
+    assert list(subcommands(main._parser(first))) == [first]
+    every = subcommands(main._parser())
+    assert {"tools", "demo", "install", "portal", "get_system", "submit_intel"} <= set(every)

@@ -39,7 +39,7 @@ def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
         ),
         (
             [SVC_PORTAL, "catalog", "list", "--limt", "3"],
-            "svc-portal: usage: unrecognized arguments: --limt 3 (--limt: did you mean --limit?) "
+            "svc-portal: usage: No such option: --limt (--limt: did you mean --limit?) "
             "(see svc-portal --help)",
         ),
         (
@@ -56,7 +56,7 @@ def test_a_mistyped_word_is_one_line(args: list[str], line: str) -> None:
 
 def test_no_arguments_still_show_the_help() -> None:
     done = run(SVC_PORTAL)
-    assert "usage: svc-portal" in done.stdout + done.stderr
+    assert "Usage: svc-portal [OPTIONS] COMMAND [ARGS]..." in done.stdout + done.stderr
     assert "catalog" in done.stdout + done.stderr
 
 

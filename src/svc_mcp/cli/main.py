@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from svc_mcp.cli.commands import Commands, add_tool_command, arguments
 from svc_mcp.cli.listing import print_json, print_table
+from svc_mcp.cli.options import add_selection, bounded_int, url_path
 from svc_mcp.cli.suggestions import near_options
 from svc_mcp.core.errors import Misconfigured
 from svc_mcp.core.exits import OneLineParser, fail, interrupt_ends_process, run_command
@@ -33,13 +34,12 @@ from svc_mcp.core.settings import (
     PUBLIC_URL_VARIABLE,
 )
 from svc_mcp.core.toolspec import ToolSpec
-from svc_mcp.tools.table import TOOLS, TOOLSETS, parse_tool_names, parse_toolsets, select_tools
+from svc_mcp.tools.table import TOOLS, select_tools
 from svc_serving.help_style import argparse_formatter
 
 if TYPE_CHECKING:
     import asyncio
 
-    from svc_mcp.core.backends import Toolset
 
 PROG = "svc-mcp"
 
@@ -64,7 +64,7 @@ def _main(args: list[str]) -> None:
     if args[:1] == ["demo"]:
         _run_demo(args[1:])
         return
-    parser = _parser()
+    parser = _parser(args[0] if args[:1] and args[0] in DIRECT_COMMANDS else None)
     options = parser.parse_args(args)
     _check_serving_options(parser, options)
     selected = select_tools(
@@ -224,7 +224,13 @@ def _fast_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
-def _parser() -> argparse.ArgumentParser:
+DIRECT_COMMANDS = frozenset({"tools", *(spec.name for spec in TOOLS)})
+"""Commands that may come first: then the parser holds that command only (building every tool's
+command is most of the time `svc-mcp tools` spends in argparse)."""
+
+
+def _parser(only: str | None = None) -> argparse.ArgumentParser:
+    """svc-mcp's parser: every command, or the command `only` alone."""
     parser = _SuggestingParser(
         prog=PROG,
         description="MCP tools for the service portal (and the data service): serve them over "
@@ -236,12 +242,12 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse_formatter,
     )
     parser.add_argument("-V", "--version", action="store_true", help="print the version and exit")
-    _add_selection(parser, defaults=True)
+    add_selection(parser, defaults=True)
     http = parser.add_argument_group("serving over streamable HTTP (instead of stdio)")
     http.add_argument("--http", action="store_true", help="serve streamable HTTP")
     http.add_argument("--host", help="address to bind (default 127.0.0.1)")
-    http.add_argument("--port", type=_bounded_int(1, 65535), help="port (default 8765)")
-    http.add_argument("--path", type=_url_path, help="endpoint path (default /mcp)")
+    http.add_argument("--port", type=bounded_int(1, 65535), help="port (default 8765)")
+    http.add_argument("--path", type=url_path, help="endpoint path (default /mcp)")
     http.add_argument(
         "--allow-remote",
         action="store_true",
@@ -280,16 +286,23 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with OAuth, accept the static gateway token too (scripts, svc-mcp's own CLI)",
     )
-    commands = parser.add_subparsers(dest="command", metavar="<command>")
-    listing = commands.add_parser("tools", help="list the tools (JSON unless on a terminal)")
-    listing.add_argument("--json", action="store_true", help="print JSON even on a terminal")
-    _add_selection(listing, defaults=False)
-    portal = commands.add_parser("portal", help="the svc-portal commands", add_help=False)
-    portal.add_argument("portal_args", nargs=argparse.REMAINDER)
-    _add_setup_commands(commands)
-    _add_demo_command(commands)
+    commands = parser.add_subparsers(dest="command", metavar="<command>", title="commands")
+    if only in (None, "tools"):
+        listing = commands.add_parser(
+            "tools",
+            help="list the tools (JSON unless on a terminal)",
+            formatter_class=argparse_formatter,
+        )
+        listing.add_argument("--json", action="store_true", help="print JSON even on a terminal")
+        add_selection(listing, defaults=False)
+    if only is None:
+        portal = commands.add_parser("portal", help="the svc-portal commands", add_help=False)
+        portal.add_argument("portal_args", nargs=argparse.REMAINDER)
+        _add_setup_commands(commands)
+        _add_demo_command(commands)
     for spec in TOOLS:
-        add_tool_command(commands, spec.name, spec)
+        if only in (None, spec.name):
+            add_tool_command(commands, spec.name, spec)
     return parser
 
 
@@ -332,68 +345,3 @@ def _check_serving_options(parser: argparse.ArgumentParser, options: argparse.Na
         )
     if options.http and options.command is not None:
         parser.error("--http serves MCP and takes no command")
-
-
-def _add_selection(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
-    """--toolsets, --read-only, --tools and --exclude-tools, accepted before the command and after
-    `tools`."""
-    parser.add_argument(
-        "--toolsets",
-        type=_toolsets,
-        default=frozenset(TOOLSETS) if defaults else argparse.SUPPRESS,
-        metavar=",".join(TOOLSETS),
-        help="only the tools of these toolsets (default: all)",
-    )
-    parser.add_argument(
-        "--read-only",
-        action="store_true",
-        default=False if defaults else argparse.SUPPRESS,
-        help="drop the tools whose readOnlyHint is false",
-    )
-    parser.add_argument(
-        "--tools",
-        type=_tool_names,
-        default=None if defaults else argparse.SUPPRESS,
-        metavar="NAME,...",
-        help="only these tools (of those the other options select)",
-    )
-    parser.add_argument(
-        "--exclude-tools",
-        type=_tool_names,
-        default=frozenset() if defaults else argparse.SUPPRESS,
-        metavar="NAME,...",
-        help="not these tools",
-    )
-
-
-def _tool_names(text: str) -> frozenset[str]:
-    try:
-        return parse_tool_names(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _toolsets(text: str) -> frozenset[Toolset]:
-    try:
-        return parse_toolsets(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _bounded_int(minimum: int | None, maximum: int | None) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-            raise argparse.ArgumentTypeError(f"{value} is not from {minimum} to {maximum}")
-        return value
-
-    return parse
-
-
-def _url_path(text: str) -> str:
-    if not text.startswith("/"):
-        raise argparse.ArgumentTypeError("the path must start with /")
-    return text

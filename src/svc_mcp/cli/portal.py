@@ -60,7 +60,7 @@ class _SuggestingParser(OneLineParser):
 def _commands(parser: argparse.ArgumentParser) -> Commands:
     # A group without its command shows its help (as `svc-portal identity` does).
     parser.set_defaults(**{SPEC: None, "group_parser": parser})
-    return parser.add_subparsers(metavar="<command>")
+    return parser.add_subparsers(metavar="<command>", title="commands")
 
 
 def _group(

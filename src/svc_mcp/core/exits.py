@@ -66,7 +66,10 @@ def interrupt_ends_process(prog: str, cleanup: Callable[[], None]) -> Iterator[N
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """An argparse parser that reports a usage error as one line, like every other failure."""
+    """An argparse parser that reports a usage error as one line, like every other failure, in
+    the typer command lines' words (`svc_serving.help_style.click_words`)."""
 
     def error(self, message: str) -> NoReturn:
-        fail(self.prog, FailureKind.USAGE, f"{message} (see {self.prog} --help)")
+        from svc_serving.help_style import click_words
+
+        fail(self.prog, FailureKind.USAGE, f"{click_words(message)} (see {self.prog} --help)")

@@ -35,7 +35,7 @@ from svc_mcp.hosts.report import PROG, backup_note, mode_note, report_install, s
 from svc_mcp.hosts.runners import Runners, Source
 from svc_mcp.hosts.setup_selection import tool_selection, with_selection_headers
 from svc_mcp.hosts.targets import chosen_hosts, config_path, project_folder
-from svc_serving.help_style import typer_style
+from svc_serving.help_style import click_usage_message, typer_style
 
 app = typer.Typer(
     help="Set svc-mcp up in MCP hosts, and check the set-up.",
@@ -288,21 +288,11 @@ def main(args: Sequence[str], prog_name: str = PROG) -> None:
         # Without standalone mode, click returns the code of an Exit instead of raising it.
         code = app(args=list(args), prog_name=prog_name, standalone_mode=False)
     except Exception as error:
-        message = _usage_message(error)
+        message = click_usage_message(error)
         if message is None:
             raise
         context = getattr(error, "ctx", None)
         command = getattr(context, "command_path", None) or prog_name
-        fail(PROG, FailureKind.USAGE, f"{message} (see {command} --help)")
+        fail(command, FailureKind.USAGE, f"{message} (see {command} --help)")
     if isinstance(code, int) and code:
         raise SystemExit(code)
-
-
-def _usage_message(error: Exception) -> str | None:
-    """The one-line message of click's UsageError (exit code 2, `format_message`), by its
-    documented attributes: typer raises its own copy of click's exceptions from 0.22 on, click's
-    before, and exports neither class."""
-    format_message = getattr(error, "format_message", None)
-    if getattr(error, "exit_code", None) != 2 or not callable(format_message):
-        return None
-    return " ".join(str(format_message()).split())
