@@ -318,29 +318,9 @@ class ServiceDatabase:
     ) -> PageOfRows:
         """One page of `table`; `table`, `order_by` and the condition texts are constants of this
         module, and every value travels as a bound parameter."""
-        clauses: list[str] = []
-        params: list[str] = []
-        for sql, value in conditions:
-            if value is None:
-                continue
-            if isinstance(value, tuple):
-                clauses.append(sql.format(", ".join("?" for _ in value)))
-                params.extend(value)
-            else:
-                clauses.append(sql)
-                params.append(value)
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        where, params = where_clause(conditions)
         query = f"SELECT * FROM {table} {where} ORDER BY {order_by} LIMIT ? OFFSET ?"  # noqa: S608
-        arguments = (*params, page.limit + 1, page.offset)
-
-        def compute(connection: sqlite3.Connection) -> PageOfRows:
-            rows = connection.execute(query, arguments).fetchall()
-            more = len(rows) > page.limit
-            shaped = [shape(row) for row in rows[: page.limit]]
-            return PageOfRows(shaped, encode_cursor(page.offset + page.limit) if more else None)
-
-        cacheable = page.limit <= MAX_CACHED_PAGE_ROWS
-        return self._cached((query, arguments) if cacheable else None, compute)
+        return self.query_page(query, tuple(params), page, shape)
 
 
 def _system(connection: sqlite3.Connection) -> Row:
@@ -365,3 +345,20 @@ def _system(connection: sqlite3.Connection) -> Row:
         "last_heartbeat_at": state["last_heartbeat_at"],
         "updated_at": state["updated_at"],
     }
+
+
+def where_clause(conditions: Sequence[Condition]) -> tuple[str, list[str]]:
+    """The WHERE of the conditions that have a value (none: no WHERE), and their parameters; a
+    tuple value fills the condition's `{}` with one placeholder per item."""
+    clauses: list[str] = []
+    params: list[str] = []
+    for sql, value in conditions:
+        if value is None:
+            continue
+        if isinstance(value, tuple):
+            clauses.append(sql.format(", ".join("?" for _ in value)))
+            params.extend(value)
+        else:
+            clauses.append(sql)
+            params.append(value)
+    return (f"WHERE {' AND '.join(clauses)}" if clauses else ""), params

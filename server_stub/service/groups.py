@@ -15,7 +15,13 @@ from dataclasses import dataclass
 
 from server_stub.http import PageRequest
 from server_stub.openapi import INTEGER, STRING, Schema, enum, nullable, query, record
-from server_stub.service.db import Condition, PageOfRows, ServiceDatabase, TimeRange
+from server_stub.service.db import (
+    Condition,
+    PageOfRows,
+    ServiceDatabase,
+    TimeRange,
+    where_clause,
+)
 from server_stub.service.shapes import Row
 
 
@@ -167,21 +173,6 @@ def choices(table: str) -> tuple[str, ...]:
     return GROUPINGS[table].choices
 
 
-def _where(conditions: Sequence[Condition]) -> tuple[str, list[str]]:
-    clauses: list[str] = []
-    params: list[str] = []
-    for sql, value in conditions:
-        if value is None:
-            continue
-        if isinstance(value, tuple):
-            clauses.append(sql.format(", ".join("?" for _ in value)))
-            params.extend(value)
-        else:
-            clauses.append(sql)
-            params.append(value)
-    return (f"WHERE {' AND '.join(clauses)}" if clauses else ""), params
-
-
 def grouped_query(
     table: str, group_by: str, conditions: Sequence[Condition]
 ) -> tuple[str, list[str]]:
@@ -190,7 +181,7 @@ def grouped_query(
     grouping = GROUPINGS[table]
     key = grouping.keys[group_by]
     name = _key_name(group_by)
-    where, params = _where(conditions)
+    where, params = where_clause(conditions)
     order = "DESC" if name == "period" else "ASC"
     source = f"{table} {where}"
     if table == "daily_pnl":
