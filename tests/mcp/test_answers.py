@@ -21,7 +21,7 @@ from svc_mcp.core.bounded import MAX_RESULT_CHARS
 from svc_mcp.demo.stubs import DemoStubs, running_stubs
 from tests.e2e import e2e_fixture
 from tests.mcp.conftest import over_stdio, run_in_process
-from tests.service.grouping import GROUP_BY, expected_groups
+from tests.service.grouping import CASES, expected_groups
 
 TOOLS = {
     "/api/v1/fills": "get_fills",
@@ -35,12 +35,6 @@ WINDOWS = {
     "/api/v1/orders": {"since": "2025-05-01T00:00:00", "until": "2025-06-15T00:00:00"},
     "/api/v1/events": {"since": "2025-04-01T00:00:00", "until": "2025-06-15T00:00:00"},
 }
-CASES = [
-    (path, group_by, window)
-    for path, values in GROUP_BY.items()
-    for group_by in values
-    for window in (False, True)
-]
 
 
 @e2e_fixture(scope="module")

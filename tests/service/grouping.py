@@ -100,3 +100,12 @@ def expected_groups(path: str, group_by: str, records: list[Record]) -> list[Rec
     # SQLite sorts NULL first.
     keys = sorted(groups, key=lambda key: (key is not None, key or ""), reverse=name == "period")
     return [{name: key, **TOTALS[path](groups[key])} for key in keys]
+
+
+CASES = [
+    (path, group_by, window)
+    for path, values in GROUP_BY.items()
+    for group_by in values
+    for window in (False, True)
+]
+"""Each list and `group_by` value, over the whole data and over a since/until window."""

@@ -18,7 +18,7 @@ from server_stub.service.db import TimeRange
 from server_stub.service.groups import GROUPINGS, grouped_query, time_conditions
 from tests.e2e import e2e_fixture
 from tests.service.conftest import TOKEN
-from tests.service.grouping import GROUP_BY, expected_groups
+from tests.service.grouping import CASES, GROUP_BY, expected_groups
 from tests.support import Server, free_port, running_server
 
 WINDOWS = {
@@ -27,12 +27,6 @@ WINDOWS = {
     "/api/v1/orders": {"since": "2025-05-01T00:00:00Z", "until": "2025-06-15T00:00:00Z"},
     "/api/v1/events": {"since": "2025-04-01T00:00:00Z", "until": "2025-06-15T00:00:00Z"},
 }
-CASES = [
-    (path, group_by, window)
-    for path, values in GROUP_BY.items()
-    for group_by in values
-    for window in (False, True)
-]
 
 
 @e2e_fixture(scope="module")
