@@ -269,25 +269,26 @@ def test_tools_lists_the_table_as_json_when_piped(portal: PortalStub) -> None:
 def test_tools_draws_a_table_on_a_terminal(portal: PortalStub) -> None:
     controller, terminal = pty.openpty()
     try:
-        done = subprocess.run(
+        # Read while it writes: a terminal holds only a few kB, and a writer nobody reads waits.
+        process = subprocess.Popen(
             [SVC_MCP, "tools"],
             stdout=terminal,
             stderr=subprocess.PIPE,
             env=process_env(portal.env()),
-            timeout=60,
-            check=True,
         )
         os.close(terminal)
         terminal = -1
         shown = b""
         while chunk := _read(controller):
             shown += chunk
+        stderr = process.communicate(timeout=60)[1]
+        assert process.returncode == 0, stderr
     finally:
         os.close(controller)
         if terminal != -1:
             os.close(terminal)
     text = shown.decode()
-    assert done.stderr == b""
+    assert stderr == b""
     assert "svc-mcp tools" in text
     for spec in PORTAL_TOOLS[:5]:
         assert spec.name in text
