@@ -23,6 +23,7 @@ from svc_mcp.hosts.table import HOSTS
 from tests.e2e import e2e_fixture
 from tests.mcp.conftest import portal  # noqa: F401 - the shared portal stub fixture
 from tests.support import Server, free_port, running_server
+from tests.support_claude_code import claude_code  # noqa: F401 - real Claude Code from npm
 
 SVC_STUB = str(Path(sys.executable).parent / "svc-stub")
 SERVICE_TOKEN = "svc-install-test-token-7b3e9d2c5a1f"

@@ -13,9 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.install.conftest import Home, RunCli, servers_of
-from tests.support_npm import npm
-
-CLAUDE_CODE_PACKAGE = "@anthropic-ai/claude-code"
+from tests.support_claude_code import QUIET_CLAUDE_CODE
 
 
 @pytest.fixture
@@ -84,21 +82,6 @@ def test_neither_is_one_line_saying_why(
 
 
 UNSHARE = shutil.which("unshare") or "/usr/bin/unshare"
-QUIET_CLAUDE_CODE = {
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    "DISABLE_TELEMETRY": "1",
-    "DISABLE_AUTOUPDATER": "1",
-    "DISABLE_ERROR_REPORTING": "1",
-}
-
-
-@pytest.fixture(scope="session")
-def claude_code(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Real Claude Code from the npm registry, in a temporary prefix (its native program comes in
-    the package; its install script is not run)."""
-    prefix = tmp_path_factory.mktemp("claude-code")
-    npm("install", "-g", "--prefix", str(prefix), "--no-audit", "--no-fund", CLAUDE_CODE_PACKAGE)
-    return prefix / "bin" / "claude"
 
 
 @pytest.mark.e2e

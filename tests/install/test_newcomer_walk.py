@@ -21,9 +21,9 @@ from svc_mcp.hosts.ours import not_ours
 from svc_mcp.hosts.table import HOSTS
 from tests.conftest import KEPT_CACHES
 from tests.install.conftest import SERVICE_TOKEN, StartService
-from tests.install.test_client_claude import QUIET_CLAUDE_CODE, claude_code  # noqa: F401
 from tests.mcp.conftest import PortalStub
 from tests.support import ROOT
+from tests.support_claude_code import QUIET_CLAUDE_CODE, claude_code  # noqa: F401
 from tests.support_npm import npm
 
 CODEX_PACKAGE = "@openai/codex"

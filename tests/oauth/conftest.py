@@ -187,3 +187,4 @@ def start_gateway(
 
 # The install tests' fake home and in-process CLI, for install and doctor against an OAuth gateway.
 from tests.install.conftest import fake_home, run_cli  # noqa: E402, F401
+from tests.support_claude_code import claude_code  # noqa: E402, F401 (a fixture)

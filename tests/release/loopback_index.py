@@ -71,7 +71,7 @@ def _fill_wheels(folder: Path, requirements: str) -> Path:
 
 @dataclass(frozen=True)
 class Namespace:
-    """A network namespace holding pypiserver; `run` runs a command inside it."""
+    """A network namespace of the tests' own; `run` runs a command inside it."""
 
     pid: int
 
@@ -128,16 +128,14 @@ class Namespace:
 
 
 @contextlib.contextmanager
-def index_namespace(packages: Path, log: Path) -> Iterator[Namespace]:
-    """pypiserver serving `packages` on 127.0.0.1:INDEX_PORT in a new network namespace, with
-    no fallback: a name it does not hold is a 404, never a redirect to pypi.org."""
-    server = [
-        str(BIN / "pypi-server"), "run", "--disable-fallback", "--server", "wsgiref",
-        "-i", "127.0.0.1", "-p", str(INDEX_PORT), str(packages),
-    ]  # fmt: skip
+def loopback_namespace(
+    first: Sequence[str], log: Path
+) -> Iterator[tuple[Namespace, subprocess.Popen[bytes]]]:
+    """A new network namespace with only loopback up, and `first`, the process holding it (ended
+    on the way out)."""
     with log.open("wb") as out:
         process = subprocess.Popen(
-            ["unshare", "--net", "--", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *server],
+            ["unshare", "--net", "--", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *first],
             stdout=out,
             stderr=subprocess.STDOUT,
         )
@@ -151,8 +149,7 @@ def index_namespace(packages: Path, log: Path) -> Iterator[Namespace]:
             assert process.poll() is None, log.read_text()
             assert time.monotonic() < deadline, "unshare did not make the namespace"
             time.sleep(0.02)
-        namespace.wait_for(f"{INDEX}svc-mcp/", process, log)
-        yield namespace
+        yield namespace, process
     finally:
         process.terminate()
         try:
@@ -160,3 +157,16 @@ def index_namespace(packages: Path, log: Path) -> Iterator[Namespace]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@contextlib.contextmanager
+def index_namespace(packages: Path, log: Path) -> Iterator[Namespace]:
+    """pypiserver serving `packages` on 127.0.0.1:INDEX_PORT in a new network namespace, with
+    no fallback: a name it does not hold is a 404, never a redirect to pypi.org."""
+    server = [
+        str(BIN / "pypi-server"), "run", "--disable-fallback", "--server", "wsgiref",
+        "-i", "127.0.0.1", "-p", str(INDEX_PORT), str(packages),
+    ]  # fmt: skip
+    with loopback_namespace(server, log) as (namespace, process):
+        namespace.wait_for(f"{INDEX}svc-mcp/", process, log)
+        yield namespace

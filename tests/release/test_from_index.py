@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import e2e_fixture
-from tests.install.test_client_claude import QUIET_CLAUDE_CODE, claude_code  # noqa: F401
 from tests.release.loopback_index import (
     BIN,
     INDEX,
@@ -29,6 +28,7 @@ from tests.release.loopback_index import (
     index_namespace,
 )
 from tests.support import ROOT
+from tests.support_claude_code import QUIET_CLAUDE_CODE, claude_code  # noqa: F401
 
 pytestmark = pytest.mark.e2e
 
