@@ -205,3 +205,4 @@ def test_claude_code_signs_in_with_the_least_scope_and_connects(
     findings = {f["check"]: f for f in map(json.loads, doctor.stdout.splitlines())}
     entry = findings["host.claude-code.user"]
     assert (entry["status"], entry["mode"]) == ("ok", "oauth"), entry
+    assert "`claude mcp login svc`" in entry["message"]

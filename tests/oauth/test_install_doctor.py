@@ -67,9 +67,26 @@ def test_claude_code_asks_for_the_least_scope_and_doctor_tells_a_sign_in_that_ca
         findings = {
             f["check"]: f for f in map(json.loads, run_cli("doctor", "--json").stdout.splitlines())
         }
-        assert findings["host.claude-code.user"]["status"] == "ok", findings[
-            "host.claude-code.user"
-        ]
+        found = findings["host.claude-code.user"]
+        assert found["status"] == "ok", found
+        assert found["asks_for"] == ["svc:read"]
+        # How the person signs in, and why a write stays refused for whoever may forward intel:
+        # real Claude Code never steps up past the pinned scopes (tests/oauth/test_claude_code.py).
+        message = str(found["message"])
+        assert "`claude mcp login svc`" in message
+        assert "never steps up past the scopes its entry pins" in message
+        assert "who may hold svc:intel adds it to the entry's `oauth.scopes`" in message
+
+        # Pinned to both: nothing beyond the pin is left to say.
+        document = json.loads(user_file.read_text())
+        document["mcpServers"]["svc"]["oauth"] = {"scopes": "svc:read svc:intel"}
+        user_file.write_text(json.dumps(document))
+        findings = {
+            f["check"]: f for f in map(json.loads, run_cli("doctor", "--json").stdout.splitlines())
+        }
+        found = findings["host.claude-code.user"]
+        assert (found["status"], found["asks_for"]) == ("ok", ["svc:read", "svc:intel"]), found
+        assert "steps up" not in str(found["message"])
 
         # Hand-edited to ask for a scope the authorization server does not offer.
         document = json.loads(user_file.read_text())

@@ -72,8 +72,10 @@ def sign_in_problem(
     metadata: dict[str, Any], asks_for: tuple[str, ...], preregistered: bool
 ) -> str | None:
     """Why a host's sign-in at this authorization server cannot succeed, or None: a host that
-    registers itself needs dynamic registration (or client ID metadata documents), and every
-    scope it asks for must be one the server offers (else `invalid_scope`)."""
+    registers itself needs dynamic registration (or client ID metadata documents), the server
+    must offer the authorization code with PKCE S256 (the MCP SDKs refuse it otherwise, before
+    any browser opens), and every scope the host asks for must be one the server offers (else
+    `invalid_scope`)."""
     registers = metadata.get("registration_endpoint") or metadata.get(
         "client_id_metadata_document_supported"
     )
@@ -82,6 +84,8 @@ def sign_in_problem(
             "it offers no dynamic client registration, so the host cannot register itself: "
             "give the entry a client registered there by hand (where the host takes one)"
         )
+    if (refused := _flow_refused(metadata)) is not None:
+        return f"{refused}, so MCP hosts refuse it (`Incompatible auth server`)"
     offered = metadata.get("scopes_supported")
     if isinstance(offered, list):
         missing = [scope for scope in asks_for if scope not in offered]
@@ -90,4 +94,15 @@ def sign_in_problem(
                 f"the host asks for {' '.join(asks_for)} and the server offers no "
                 f"{', '.join(missing)}: its sign-in ends in invalid_scope"
             )
+    return None
+
+
+def _flow_refused(metadata: dict[str, Any]) -> str | None:
+    """What the server's metadata lacks of the authorization code flow with PKCE S256."""
+    response_types = metadata.get("response_types_supported")
+    if isinstance(response_types, list) and "code" not in response_types:
+        return "its metadata offers no response type `code`"
+    methods = metadata.get("code_challenge_methods_supported")
+    if isinstance(methods, list) and "S256" not in methods:
+        return "its metadata offers no PKCE method S256"
     return None

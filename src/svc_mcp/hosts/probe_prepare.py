@@ -271,4 +271,13 @@ def oauth_finding(
         f"{', '.join(oauth.scopes)}); its metadata and the issuer's discovery answer; "
         f"{label} signs in itself"
     )
-    return Finding(check, "ok", message, data=data)
+    if host.oauth_sign_in:
+        message += f" (`{host.oauth_sign_in % data['name']}`)"
+    beyond = [scope for scope in oauth.scopes if scope not in asks_for]
+    if host.oauth_key and beyond:
+        message += (
+            f"; it asks for {' '.join(asks_for)} only, and {label} never steps up past the "
+            f"scopes its entry pins: a person who may hold {' '.join(beyond)} adds it to the "
+            f"entry's `{host.oauth_key}.scopes`"
+        )
+    return Finding(check, "ok", message, data=data | {"asks_for": list(asks_for)})

@@ -124,7 +124,11 @@ class Host:
     oauth_key: str | None = None
     """Claude Code: the entry's table of OAuth settings (`scopes`, `clientId`). A host with one
     asks at sign-in for every scope the gateway lists unless its `scopes` pin fewer, so install
-    pins the least (`svc:read`); hosts without one ask for the scope of the first challenge."""
+    pins the least (`svc:read`); hosts without one ask for the scope of the first challenge.
+    Pinned scopes are all it ever asks for: after a 403 `insufficient_scope` its next sign-in
+    asks for them again, never for the scope the gateway named (Claude Code 2.1.197)."""
+    oauth_sign_in: str | None = None
+    """The command that starts the host's sign-in to an entry (`%s`: the entry's name)."""
 
     def oauth_request(
         self, entry: Mapping[str, object], listed: tuple[str, ...]
@@ -202,6 +206,7 @@ HOSTS: dict[str, Host] = {
             program="claude",
             present_by_file=True,
             oauth_key="oauth",
+            oauth_sign_in="claude mcp login %s",
         ),
         Host(
             "cursor",
