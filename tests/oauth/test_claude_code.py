@@ -6,6 +6,10 @@ authorization URL with `BROWSER`, a headless Chromium signs in on the login form
 and the redirect reaches Claude Code's own loopback callback. Claude Code then keeps a token and
 `claude mcp list` shows the server connected; the gateway's access line names the person.
 
+And what Claude Code does with the gateway's 403 `insufficient_scope`: with a stand-in for the
+Messages API (tests/oauth/fake_messages_api.py) `claude -p` calls `submit_intel` with no model.
+It does not step up past the scope its entry pins; pinned to both scopes, bob's write is stored.
+
 Everything runs in a network namespace of loopback only (the npm install runs before, outside):
 Claude Code, the browser and the servers can reach nothing beyond this machine."""
 
@@ -27,7 +31,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.mcp.conftest import SESSIONS, SVC_MCP, SVC_STUB, process_env
+from tests.mcp.conftest import INTEL_KEY, SERVICE_TOKEN, SESSIONS, SVC_MCP, SVC_STUB, process_env
+from tests.mcp.test_service_tools import signed_envelope
 from tests.release.loopback_index import Namespace, loopback_namespace
 from tests.support import ROOT
 from tests.support_claude_code import QUIET_CLAUDE_CODE
@@ -35,8 +40,8 @@ from tests.support_claude_code import QUIET_CLAUDE_CODE
 DOCS = ROOT / "docs" / "team-gateway.md"
 ISSUER = "http://127.0.0.1:3000"
 PUBLIC_URL = "http://127.0.0.1:8765/mcp"
-PORTAL_PORT = 8080
-PERSON = "alice@team.example"
+PORTAL_PORT, SERVICE_PORT, MESSAGES_PORT = 8081, 8080, 8090  # svc-mcp's defaults for the two
+ALICE, BOB = "alice@team.example", "bob@team.example"
 SNIPPET = re.compile(r"<<'EOF'\n(.*?)\nEOF\n", re.DOTALL)
 
 
@@ -74,12 +79,18 @@ def stack(idp_root: Path, tmp_path: Path) -> Iterator[Stack]:
             [*issue, "--subject", SESSIONS["reader"]], check=True, capture_output=True, text=True
         ).stdout.strip()
         portal = [sys.executable, "-m", "server_stub", "portal", "--data", str(data)]
+        db = tmp_path / "service.db"
+        subprocess.run([SVC_STUB, "demo-data", "service", "--db", str(db)], check=True, timeout=120)
+        service = [sys.executable, "-m", "server_stub", "service", "--db", str(db)]
+        service_env = {"SERVICE_API_TOKEN": SERVICE_TOKEN, "SERVICE_INTEL_HMAC": INTEL_KEY}
         gateway_log = tmp_path / "gateway.log"
         gateway_env = {
             "SVC_MCP_OAUTH_ISSUER": ISSUER,
             "SVC_MCP_PUBLIC_URL": PUBLIC_URL,
             "PORTAL_API_BASE": f"http://127.0.0.1:{PORTAL_PORT}",
             "PORTAL_SESSION_TOKEN": session,
+            "SERVICE_API_BASE": f"http://127.0.0.1:{SERVICE_PORT}",
+            "SERVICE_API_TOKEN": SERVICE_TOKEN,
         }
         with (
             ns.background(
@@ -92,11 +103,17 @@ def stack(idp_root: Path, tmp_path: Path) -> Iterator[Stack]:
                 log=tmp_path / "portal.log", ready=f"http://127.0.0.1:{PORTAL_PORT}/api/page",
             ),
             ns.background(
+                [*service, "--port", str(SERVICE_PORT)], env=process_env(service_env),
+                log=tmp_path / "service.log", ready=f"http://127.0.0.1:{SERVICE_PORT}/health/live",
+            ),
+            ns.background(
                 [SVC_MCP, "--http"], env=process_env(gateway_env), log=gateway_log,
                 ready="http://127.0.0.1:8765/.well-known/oauth-protected-resource/mcp",
             ),
         ):  # fmt: skip
-            yield Stack(ns, gateway_log, tmp_path / "home")
+            home = tmp_path / "home"
+            home.mkdir()
+            yield Stack(ns, gateway_log, home)
 
 
 def on_a_terminal(
@@ -143,52 +160,72 @@ def browser_program(folder: Path, person: str, log: Path) -> Path:
     return program
 
 
-def test_claude_code_signs_in_with_the_least_scope_and_connects(
-    stack: Stack, claude_code: Path, tmp_path: Path
-) -> None:
-    if not Path("/usr/bin/chromium").is_file():
-        pytest.fail("this test needs Debian's chromium: `apt-get install -y chromium`")
-    ns, home = stack.namespace, stack.home
-    home.mkdir()
-    env = {"HOME": str(home), "PATH": os.environ["PATH"], "TERM": "xterm", **QUIET_CLAUDE_CODE}
-    installed = ns.run(
-        [SVC_MCP, "install", "--client", "claude-code", "--http", PUBLIC_URL], env=env, cwd=home
-    )
+def claude_env(home: Path) -> dict[str, str]:
+    return {"HOME": str(home), "PATH": os.environ["PATH"], "TERM": "xterm", **QUIET_CLAUDE_CODE}
+
+
+def install(stack: Stack) -> None:
+    installed = stack.namespace.run(
+        [SVC_MCP, "install", "--client", "claude-code", "--http", PUBLIC_URL],
+        env=claude_env(stack.home), cwd=stack.home,
+    )  # fmt: skip
     assert installed.returncode == 0, installed.stderr
     assert f"Claude Code signs in to {ISSUER} itself" in installed.stderr
 
-    before = ns.run([str(claude_code), "mcp", "list"], env=env, cwd=home, timeout=120)
-    assert "svc: http://127.0.0.1:8765/mcp (HTTP) - ! Needs authentication" in before.stdout, (
-        before.stdout + before.stderr
-    )
 
-    pages = tmp_path / "browser.jsonl"
-    browser = browser_program(tmp_path, PERSON, pages)
+def sign_in(stack: Stack, claude: Path, person: str, folder: Path) -> list[dict[str, str]]:
+    """`claude mcp login svc` with `person` at the browser; the pages the browser saw."""
+    if not Path("/usr/bin/chromium").is_file():
+        pytest.fail("this test needs Debian's chromium: `apt-get install -y chromium`")
+    folder.mkdir()
+    pages = folder / "browser.jsonl"
     code, said = on_a_terminal(
-        ns.command([str(claude_code), "mcp", "login", "svc"]),
-        env={**env, "BROWSER": str(browser)}, cwd=home, timeout=180,
+        stack.namespace.command([str(claude), "mcp", "login", "svc"]),
+        env={**claude_env(stack.home), "BROWSER": str(browser_program(folder, person, pages))},
+        cwd=stack.home, timeout=180,
     )  # fmt: skip
     seen = [json.loads(line) for line in pages.read_text().splitlines()] if pages.exists() else []
     assert code == 0, f"{said}\nbrowser: {seen}"
     assert 'Authenticated with "svc"' in said, said
+    return seen
 
+
+def asked_for(pages: list[dict[str, str]]) -> list[str]:
+    """The scope the authorization URL Claude Code opened asks for."""
+    return parse_qs(urlsplit(pages[0]["opened"]).query)["scope"]
+
+
+def kept_token(stack: Stack) -> dict[str, str]:
+    kept = json.loads((stack.home / ".claude" / ".credentials.json").read_text())["mcpOAuth"]
+    (token,) = [entry for entry in kept.values() if entry["serverName"] == "svc"]
+    assert token["serverUrl"] == PUBLIC_URL
+    assert token["accessToken"], "no access token kept"
+    return dict(token)
+
+
+def test_claude_code_signs_in_with_the_least_scope_and_connects(
+    stack: Stack, claude_code: Path, tmp_path: Path
+) -> None:
+    ns, env = stack.namespace, claude_env(stack.home)
+    install(stack)
+    before = ns.run([str(claude_code), "mcp", "list"], env=env, cwd=stack.home, timeout=120)
+    assert "svc: http://127.0.0.1:8765/mcp (HTTP) - ! Needs authentication" in before.stdout, (
+        before.stdout + before.stderr
+    )
+
+    seen = sign_in(stack, claude_code, ALICE, tmp_path / "alice")
     # The authorization URL asked for the least scope (install's pin), plus a refresh token
     # because the server offers `offline_access`; the redirect came back to Claude Code itself.
-    asked = parse_qs(urlsplit(seen[0]["opened"]).query)
-    assert asked["scope"] == ["svc:read offline_access"], asked
-    assert asked["resource"] == [PUBLIC_URL]
+    assert asked_for(seen) == ["svc:read offline_access"], seen[0]
+    assert parse_qs(urlsplit(seen[0]["opened"]).query)["resource"] == [PUBLIC_URL]
     (left,) = [page["leaving_for"] for page in seen if "leaving_for" in page]
     callback = urlsplit(left)
     assert (callback.hostname, callback.path) == ("localhost", "/callback"), left
     assert "code" in parse_qs(callback.query), left
-
-    kept = json.loads((home / ".claude" / ".credentials.json").read_text())["mcpOAuth"]
-    (token,) = [entry for entry in kept.values() if entry["serverName"] == "svc"]
-    assert token["serverUrl"] == PUBLIC_URL
+    token = kept_token(stack)
     assert token["scope"] == "svc:read"
-    assert token["accessToken"], "no access token kept"
 
-    after = ns.run([str(claude_code), "mcp", "list"], env=env, cwd=home, timeout=120)
+    after = ns.run([str(claude_code), "mcp", "list"], env=env, cwd=stack.home, timeout=120)
     assert "svc: http://127.0.0.1:8765/mcp (HTTP) - ✔ Connected" in after.stdout, (
         after.stdout + after.stderr
     )
@@ -201,8 +238,76 @@ def test_claude_code_signs_in_with_the_least_scope_and_connects(
     assert all(f'client_id="{token["clientId"]}"' in line for line in listed), listed
     assert "team.example" not in log
 
-    doctor = ns.run([SVC_MCP, "doctor", "--json"], env=env, cwd=home)
+    doctor = ns.run([SVC_MCP, "doctor", "--json"], env=env, cwd=stack.home)
     findings = {f["check"]: f for f in map(json.loads, doctor.stdout.splitlines())}
     entry = findings["host.claude-code.user"]
     assert (entry["status"], entry["mode"]) == ("ok", "oauth"), entry
     assert "`claude mcp login svc`" in entry["message"]
+
+
+def forward_intel(stack: Stack, claude: Path, envelope: dict[str, object], log: Path) -> str:
+    """What `claude -p` prints when its "model" (the stand-in) calls `submit_intel`."""
+    arguments = json.dumps({"envelope": envelope})
+    fake = [sys.executable, "-m", "tests.oauth.fake_messages_api", str(MESSAGES_PORT)]
+    env = {
+        **claude_env(stack.home),
+        "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{MESSAGES_PORT}",
+        "ANTHROPIC_API_KEY": "sk-ant-not-a-key",
+    }
+    with stack.namespace.background(
+        [*fake, "mcp__svc__submit_intel", arguments],
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, log=log,
+        ready=f"http://127.0.0.1:{MESSAGES_PORT}/",
+    ):  # fmt: skip
+        done = stack.namespace.run(
+            [str(claude), "-p", "forward the intel", "--allowedTools", "mcp__svc__submit_intel"],
+            env=env, cwd=stack.home, timeout=180,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def stored_intel(stack: Stack) -> dict[str, dict[str, object]]:
+    read = (
+        "import json, sys, urllib.request\n"
+        "request = urllib.request.Request(sys.argv[1], headers={'Authorization': sys.argv[2]})\n"
+        "print(urllib.request.urlopen(request, timeout=10).read().decode())\n"
+    )
+    url = f"http://127.0.0.1:{SERVICE_PORT}/api/v1/intel"
+    done = stack.namespace.run(
+        [sys.executable, "-c", read, url, f"Bearer {SERVICE_TOKEN}"], env=os.environ
+    )
+    assert done.returncode == 0, done.stderr
+    return {record["id"]: record for record in json.loads(done.stdout)["data"]}
+
+
+def test_claude_code_does_not_step_up_past_its_pin_and_bob_pins_both(
+    stack: Stack, claude_code: Path, tmp_path: Path
+) -> None:
+    install(stack)
+    assert asked_for(sign_in(stack, claude_code, BOB, tmp_path / "first")) == [
+        "svc:read offline_access"
+    ]
+    said = forward_intel(stack, claude_code, signed_envelope(id="cc-1"), tmp_path / "api-1.log")
+    # The gateway's 403 names svc:intel; Claude Code notes the step-up but opens no browser in
+    # the session, and the call's result says something else.
+    assert re.search(r'status=403 .*tool="submit_intel"', stack.gateway_log.read_text())
+    assert "requires re-authorization" in said, said
+    assert "cc-1" not in stored_intel(stack)
+    assert kept_token(stack).get("stepUpScope") == "svc:intel"
+    # Signing in again asks for the pin again, never for the scope the gateway named.
+    again = sign_in(stack, claude_code, BOB, tmp_path / "again")
+    assert asked_for(again) == ["svc:read offline_access"]
+    assert kept_token(stack)["scope"] == "svc:read"
+
+    # What doctor tells bob, and what the docs say he does: pin both, and sign in again.
+    entries = stack.home / ".claude.json"
+    document = json.loads(entries.read_text())
+    document["mcpServers"]["svc"]["oauth"] = {"scopes": "svc:read svc:intel"}
+    entries.write_text(json.dumps(document))
+    both = sign_in(stack, claude_code, BOB, tmp_path / "both")
+    assert asked_for(both) == ["svc:read svc:intel offline_access"]
+    assert kept_token(stack)["scope"] == "svc:read svc:intel"
+    said = forward_intel(stack, claude_code, signed_envelope(id="cc-2"), tmp_path / "api-2.log")
+    record = stored_intel(stack)["cc-2"]
+    assert re.fullmatch(r"email:[0-9a-f]{12}", str(record["forwarded_by"])), record
