@@ -20,13 +20,11 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from svc_serving.contracts import MAX_BODY_BYTES, SAFE_HEADERS
+from svc_serving.contracts import DEFAULT_LIMIT, MAX_BODY_BYTES, MAX_LIMIT, SAFE_HEADERS
 
 log = logging.getLogger("server_stub")
 
 MAX_HEADER_BYTES = 8 * 1024
-DEFAULT_LIMIT = 100
-MAX_LIMIT = 1000
 
 Clock = Callable[[], float]
 """Seconds since the epoch. Injected wherever time matters so tests never sleep."""

@@ -17,8 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from server_stub.http import DEFAULT_LIMIT, MAX_LIMIT
-from svc_serving.contracts import SAFE_HEADERS
+from svc_serving.contracts import DEFAULT_LIMIT, MAX_LIMIT, SAFE_HEADERS
 
 Schema = dict[str, Any]
 SecurityRequirement = dict[str, list[str]]

@@ -12,6 +12,7 @@ from server_stub.service import admin as admin_commands
 from server_stub.service.demo_data import DemoDataExists, write_demo_database
 from server_stub.service.settings import (
     StartupRefused,
+    WithoutGroupBy,
     check_bind,
     load_settings,
     proxy_trust_warnings,
@@ -52,6 +53,13 @@ def serve(
     access_log: Annotated[
         bool, typer.Option(help="Log one JSON line per request (never credentials).")
     ] = True,
+    without_group_by: Annotated[
+        WithoutGroupBy | None,
+        typer.Option(
+            help="Play a data service that does not know group_by: refuse it (400) or ignore "
+            "it (raw records)."
+        ),
+    ] = None,
 ) -> None:
     """Run the data service stub (HTTP API, auth, brute-force guard, HTML shell)."""
     import uvicorn
@@ -93,7 +101,7 @@ def serve(
     from server_stub.telemetry import setup
 
     try:
-        app = create_app(settings, bound_host=host)
+        app = create_app(settings, bound_host=host, without_group_by=without_group_by)
         http = stub_protocol()
     except (StartupRefused, ValueError) as exc:
         raise _fail(str(exc)) from None

@@ -1,10 +1,10 @@
 """Grouped answers of the data service's lists (`group_by`): one row per group, computed in one SQL
 statement over the same records and filters as the raw list.
 
-A field's key is named as the field; a time bucket is `period`, in UTC: `YYYY-MM-DD` (day),
-`YYYY-Www` (ISO week), `YYYY-MM` (month), `YYYY` (year). Money is summed in whole cents (each
-value rounded to the cent first, as the raw records show it), so a sum equals what the records add
-up to. Field groups come in key order, periods newest first; they page like any other list.
+What a grouped answer is (the values, the keys, the periods, the cents and each row's shape) is
+written once in svc_serving.grouping, which svc-mcp also uses when a data service does not group;
+here are its SQL totals, named as that module's row functions read them. Field groups come in key
+order, periods newest first; they page like any other list.
 """
 
 from __future__ import annotations
@@ -23,6 +23,15 @@ from server_stub.service.db import (
     where_clause,
 )
 from server_stub.service.shapes import Row
+from svc_serving.grouping import (
+    LISTS,
+    Totals,
+    event_row,
+    fill_row,
+    key_name,
+    order_row,
+    pnl_row,
+)
 
 
 def _iso_week(column: str) -> str:
@@ -56,92 +65,43 @@ class Grouping:
     time_column: str
     keys: dict[str, str]
     aggregates: str
-    shape: Callable[[sqlite3.Row], Row]
+    shape: Callable[[Totals], Row]
 
     @property
     def choices(self) -> tuple[str, ...]:
         return tuple(self.keys)
 
 
-PERIODS = ("day", "week", "month", "year")
-
-
-def _key_name(group_by: str) -> str:
-    return "period" if group_by in PERIODS else group_by
-
-
-def _money(cents: int | None) -> float:
-    return round((cents or 0) / 100, 2)
-
-
-def _fill_group(row: sqlite3.Row) -> Row:
-    quantity = round(row["quantity"] or 0.0, 8)
-    notional = _money(row["notional_cents"])
+def _keys(path: str) -> dict[str, str]:
+    """The SQL of each `group_by` value of the list at `path` (svc_serving.grouping.LISTS)."""
+    grouped = LISTS[path]
+    periods = _periods(grouped.time_field)
     return {
-        "count": row["count"],
-        "quantity": quantity,
-        "notional": notional,
-        "fees": _money(row["fee_cents"]),
-        "vwap": round(notional / quantity, 4) if quantity else None,
+        **{name: name for name in grouped.fields},
+        **{name: periods[name] for name in grouped.periods},
     }
 
-
-def _order_group(row: sqlite3.Row) -> Row:
-    return {
-        "count": row["count"],
-        "quantity": round(row["quantity"] or 0.0, 8),
-        "filled_quantity": round(row["filled_quantity"] or 0.0, 8),
-    }
-
-
-def _pnl_group(row: sqlite3.Row) -> Row:
-    return {
-        "count": row["count"],
-        "realized_pnl": _money(row["realized_cents"]),
-        "unrealized_pnl": _money(row["unrealized_cents"]),
-        "fees": _money(row["fee_cents"]),
-        "net_pnl": _money(row["net_cents"]),
-        "trades": row["trades"],
-        "best_day": row["best_day"],
-        "best_net_pnl": row["best_net_pnl"],
-        "worst_day": row["worst_day"],
-        "worst_net_pnl": row["worst_net_pnl"],
-    }
-
-
-def _event_group(row: sqlite3.Row) -> Row:
-    return {"count": row["count"], "first_ts": row["first_ts"], "last_ts": row["last_ts"]}
-
-
-FILL_PERIODS = {k: v for k, v in _periods("executed_at").items() if k != "year"}
-ORDER_PERIODS = {k: v for k, v in _periods("created_at").items() if k != "year"}
 
 GROUPINGS: dict[str, Grouping] = {
     "fills": Grouping(
         "fills",
         "executed_at",
-        {
-            **{name: name for name in ("symbol", "side", "venue", "liquidity", "order_id")},
-            **FILL_PERIODS,
-        },
+        _keys("/api/v1/fills"),
         f"COUNT(*) AS count, SUM(quantity) AS quantity, "
         f"{_cents('quantity * price')} AS notional_cents, {_cents('fee')} AS fee_cents",
-        _fill_group,
+        fill_row,
     ),
     "orders": Grouping(
         "orders",
         "created_at",
-        {
-            **{name: name for name in ("symbol", "side", "status", "type", "strategy")},
-            **ORDER_PERIODS,
-        },
+        _keys("/api/v1/orders"),
         "COUNT(*) AS count, SUM(quantity) AS quantity, SUM(filled_quantity) AS filled_quantity",
-        _order_group,
+        order_row,
     ),
     "daily_pnl": Grouping(
         "daily_pnl",
         "date",
-        {k: v for k, v in _periods("date").items() if k != "day"},
+        _keys("/api/v1/pnl"),
         f"COUNT(*) AS count, {_cents('realized_pnl')} AS realized_cents, "
         f"{_cents('unrealized_pnl')} AS unrealized_cents, {_cents('fees')} AS fee_cents, "
         f"{_cents('net_pnl')} AS net_cents, SUM(trades) AS trades, "
@@ -149,17 +109,14 @@ GROUPINGS: dict[str, Grouping] = {
         "MAX(CASE WHEN best = 1 THEN net_pnl END) AS best_net_pnl, "
         "MAX(CASE WHEN worst = 1 THEN date END) AS worst_day, "
         "MAX(CASE WHEN worst = 1 THEN net_pnl END) AS worst_net_pnl",
-        _pnl_group,
+        pnl_row,
     ),
     "events": Grouping(
         "events",
         "ts",
-        {
-            **{name: name for name in ("level", "kind", "source", "symbol")},
-            "day": _periods("ts")["day"],
-        },
+        _keys("/api/v1/events"),
         "COUNT(*) AS count, MIN(ts) AS first_ts, MAX(ts) AS last_ts",
-        _event_group,
+        event_row,
     ),
 }
 
@@ -180,7 +137,7 @@ def grouped_query(
     text in it is a constant of this module; values travel as bound parameters."""
     grouping = GROUPINGS[table]
     key = grouping.keys[group_by]
-    name = _key_name(group_by)
+    name = key_name(group_by)
     where, params = where_clause(conditions)
     order = "DESC" if name == "period" else "ASC"
     source = f"{table} {where}"
@@ -206,7 +163,7 @@ def grouped_page(
     page: PageRequest,
 ) -> PageOfRows:
     grouping = GROUPINGS[table]
-    name = _key_name(group_by)
+    name = key_name(group_by)
     query, params = grouped_query(table, group_by, conditions)
 
     def shape(row: sqlite3.Row) -> Row:
@@ -218,7 +175,7 @@ def grouped_page(
 def grouped_schema(item: Schema, group_by: tuple[str, ...], sums: dict[str, Schema]) -> Schema:
     """A raw record, or with `group_by` one row per group: its key (named as the field, or
     `period`) and the group's count and sums (server_stub/service/groups.py)."""
-    keys = {"period" if value in PERIODS else value: nullable(STRING) for value in group_by}
+    keys = {key_name(value): nullable(STRING) for value in group_by}
     return {"anyOf": [item, record({"count": INTEGER, **sums}, keys)]}
 
 

@@ -27,6 +27,7 @@ from server_stub.service.groups import choices, grouped_page, time_conditions
 from server_stub.service.intake import IntelIntake, parse_envelope
 from server_stub.service.query import IDENTIFIER, PAGING, QueryReader, bad_request
 from server_stub.service.sessions import SESSION_COOKIE
+from server_stub.service.settings import WithoutGroupBy
 from server_stub.service.storage import StorageFault, corrupt
 from svc_serving.contracts import SAFE_HEADERS
 from svc_serving.forwarded_by import HEADER as FORWARDED_BY
@@ -72,11 +73,18 @@ def _static_text(name: str) -> str:
 
 class ServiceRoutes:
     def __init__(
-        self, authenticator: Authenticator, database: ServiceDatabase, intake: IntelIntake
+        self,
+        authenticator: Authenticator,
+        database: ServiceDatabase,
+        intake: IntelIntake,
+        without_group_by: WithoutGroupBy | None = None,
     ) -> None:
         self.auth = authenticator
         self.db = database
         self.intake = intake
+        self._without_group_by = without_group_by
+        # The query parameters a grouped list reads besides its filters.
+        self._grouping = () if without_group_by is WithoutGroupBy.REFUSE else ("group_by",)
         required = authenticator.auth_required
         self._shell = (
             _static_text("index.html")
@@ -188,11 +196,11 @@ class ServiceRoutes:
     async def orders(self, request: Request) -> Response:
         self.auth.authenticate(request)
         query = QueryReader(
-            request, (*PAGING, "symbol", "status", "side", "since", "until", "group_by")
+            request, (*PAGING, "symbol", "status", "side", "since", "until", *self._grouping)
         )
         status = query.choice("status", (*ORDER_STATUSES, "open"))
         statuses = OPEN_ORDER_STATUSES if status == "open" else (status,) if status else ()
-        group_by = query.choice("group_by", choices("orders"))
+        group_by = self._group_by(query, "orders")
         symbol, side, period = query.symbol(), query.choice("side", SIDES), query.time_range()
         if group_by is not None:
             conditions = [
@@ -211,9 +219,9 @@ class ServiceRoutes:
     async def fills(self, request: Request) -> Response:
         self.auth.authenticate(request)
         query = QueryReader(
-            request, (*PAGING, "symbol", "order_id", "side", "since", "until", "group_by")
+            request, (*PAGING, "symbol", "order_id", "side", "since", "until", *self._grouping)
         )
-        group_by = query.choice("group_by", choices("fills"))
+        group_by = self._group_by(query, "fills")
         symbol, side, period = query.symbol(), query.choice("side", SIDES), query.time_range()
         order_id = query.text("order_id", IDENTIFIER, "an order id such as ord-000123")
         if group_by is not None:
@@ -232,8 +240,8 @@ class ServiceRoutes:
 
     async def pnl(self, request: Request) -> Response:
         self.auth.authenticate(request)
-        query = QueryReader(request, (*PAGING, "since", "until", "group_by"))
-        group_by = query.choice("group_by", choices("daily_pnl"))
+        query = QueryReader(request, (*PAGING, "since", "until", *self._grouping))
+        group_by = self._group_by(query, "daily_pnl")
         period = query.date_range()
         if group_by is not None:
             conditions = time_conditions("date", period)
@@ -248,9 +256,9 @@ class ServiceRoutes:
     async def events(self, request: Request) -> Response:
         self.auth.authenticate(request)
         query = QueryReader(
-            request, (*PAGING, "level", "kind", "symbol", "since", "until", "group_by")
+            request, (*PAGING, "level", "kind", "symbol", "since", "until", *self._grouping)
         )
-        group_by = query.choice("group_by", choices("events"))
+        group_by = self._group_by(query, "events")
         level = query.choice("level", EVENT_LEVELS)
         kind = query.text("kind", IDENTIFIER, "an event kind such as order_rejected")
         symbol, period = query.symbol(), query.time_range()
@@ -302,6 +310,11 @@ class ServiceRoutes:
             return read()
         except DatabaseUnavailable as exc:
             raise (corrupt() if exc.fault is StorageFault.CORRUPT else unavailable()) from None
+
+    def _group_by(self, query: QueryReader, table: str) -> str | None:
+        if self._without_group_by is not None:
+            return None
+        return query.choice("group_by", choices(table))
 
     def _grouped(
         self, table: str, group_by: str, conditions: list[Condition], query: QueryReader

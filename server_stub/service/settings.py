@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
@@ -16,6 +17,15 @@ from svc_serving.secrets_check import guessable
 MIN_TOKEN_LENGTH = 24
 RECOMMENDED_PUBLIC_TOKEN_LENGTH = 32
 MAX_PROXY_HOPS = 32
+
+
+class WithoutGroupBy(StrEnum):
+    """How a data service that does not know `group_by` (another implementation of spec 2)
+    answers it: as an unknown query parameter (400), or not read at all (the raw records).
+    `svc-stub service --without-group-by` plays either, for svc-mcp's fallback to meet."""
+
+    REFUSE = "refuse"
+    IGNORE = "ignore"
 
 
 class StartupRefused(Exception):

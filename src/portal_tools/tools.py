@@ -51,7 +51,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
     _portal_tool(
         "portal_catalog",
         "Service catalog",
-        "List the portal's service surfaces (start here; portal_mcp/web/cli say how to reach "
+        "List the service surfaces (start here; portal_mcp/web/cli say how to reach "
         f"one). {_PUBLIC}",
         "/api/catalog",
         lambda: models.CatalogEntry,
@@ -88,8 +88,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
     _portal_tool(
         "portal_page",
         "Portal page layout",
-        "Get the portal page: its title and cards with their components. Anonymous callers do "
-        "not see internal cards.",
+        "Get the portal page and its cards. Anonymous callers do not see internal cards.",
         "/api/page",
         lambda: models.PageLayout,
         cli=("page", "get"),
@@ -99,7 +98,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
     _portal_tool(
         "portal_audit",
         "Merged audit timeline",
-        f"List all audit trails merged into one timeline of {{at, trail, record}}. {_AUDITOR_ONLY}",
+        f"List all audit trails merged into one timeline. {_AUDITOR_ONLY}",
         "/api/audit",
         lambda: models.AuditEvent,
         cli=("audit", "list"),
@@ -137,7 +136,7 @@ PORTAL_TOOLS: tuple[ToolSpec, ...] = (
     _portal_tool(
         "portal_whoami",
         "Who am I",
-        f"Get the identity ({{id, kind, role}}) the portal proves for {PORTAL.token_names}; "
+        f"Get the identity the portal proves for {PORTAL.token_names}; "
         "forbidden without a session.",
         "/api/whoami",
         lambda: models.Identity,

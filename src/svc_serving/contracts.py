@@ -11,6 +11,12 @@ from __future__ import annotations
 INTEL_SCHEMA_TAG = "svc.intel.v1"
 """The schema tag of the one envelope the data service takes (docs/api-service.md)."""
 
+DEFAULT_LIMIT = 100
+"""The records of a list page when `limit` is not given (both stubs)."""
+
+MAX_LIMIT = 1000
+"""The largest `limit` of a list page (both stubs); the client never asks for more."""
+
 MAX_BODY_BYTES = 64 * 1024
 """The largest request body a stub accepts, so the largest intel envelope the client sends."""
 

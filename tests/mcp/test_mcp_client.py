@@ -13,7 +13,7 @@ import respx
 from portal_tools.models import Identity
 from portal_tools.tools import AUDITOR, PORTAL_TOOLS
 from svc_mcp.core.backends import SERVICE
-from svc_mcp.core.calls import ToolResult, call_tool
+from svc_mcp.core.calls import call_tool
 from svc_mcp.core.client import fetch, new_http_client
 from svc_mcp.core.connection import LOCKOUT_HINT, MAX_RESPONSE_BYTES, Connection, Payload
 from svc_mcp.core.errors import (
@@ -29,6 +29,7 @@ from svc_mcp.core.errors import (
     Unavailable,
     Unreachable,
 )
+from svc_mcp.core.results import ToolResult
 from svc_mcp.core.toolspec import ToolSpec
 
 BASE = "https://portal.test"

@@ -2,7 +2,8 @@
 
 stdout carries the JSON of the REST `data` and nothing else, so it equals the REST payload and
 the MCP result. When more remain, `next_cursor: <cursor>` goes to stderr (pass it as
-`--cursor`). A failure exits as `svc_mcp.core.exits` says.
+`--cursor`), and so does a line saying that svc-mcp grouped the rows itself, when it did. A
+failure exits as `svc_mcp.core.exits` says.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from svc_mcp.core.calls import call_tool_once
 from svc_mcp.core.errors import CallError
 from svc_mcp.core.exits import fail
+from svc_mcp.core.regroup import computed_note
 from svc_mcp.core.safe_text import safe_json, visible
 from svc_mcp.core.telemetry import setup, shutdown
 from svc_mcp.core.toolspec import ToolSpec
@@ -30,3 +32,5 @@ def run_tool(prog: str, spec: ToolSpec, arguments: Mapping[str, object]) -> None
     print(safe_json(result.data, indent=2))
     if result.next_cursor is not None:
         print(f"next_cursor: {visible(result.next_cursor)}", file=sys.stderr)
+    if result.computed is not None:
+        print(computed_note(result.computed), file=sys.stderr)

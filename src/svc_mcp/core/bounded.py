@@ -1,5 +1,5 @@
 """No MCP result's text over `MAX_RESULT_CHARS`, whatever `limit` says (DESIGN.md section 4);
-`svc_mcp.core.calls.within_bound` cuts a page, this module makes and reads its cursors.
+`svc_mcp.core.results.within_bound` cuts a page, this module makes and reads its cursors.
 
 A page whose text would be larger is cut short at a record boundary, never inside one, and its
 `next_cursor` is one of ours: the backend's cursor of that page and how many of its records were

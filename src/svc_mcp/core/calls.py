@@ -8,9 +8,6 @@ model before returning it.
 
 from __future__ import annotations
 
-import difflib
-import json
-import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
@@ -19,10 +16,24 @@ from functools import cache
 from itertools import count
 from typing import TYPE_CHECKING, Any
 
-from svc_mcp.core.bounded import PAGE_CHARS, part_cursor, read_part_cursor
+from svc_mcp.core.bounded import read_part_cursor
 from svc_mcp.core.connection import Connection, Payload, unreachable
-from svc_mcp.core.errors import CallError, InvalidArgument, ServerError, Unavailable, Unreachable
-from svc_mcp.core.safe_text import safe_json
+from svc_mcp.core.errors import (
+    BadRequest,
+    CallError,
+    ServerError,
+    Unavailable,
+    Unreachable,
+)
+from svc_mcp.core.fields import known_fields
+from svc_mcp.core.regroup import (
+    Paging,
+    Ungrouped,
+    computed_page,
+    page_records,
+    raw_records,
+)
+from svc_mcp.core.results import ToolResult, within_bound
 from svc_mcp.core.settings import timeout_seconds
 from svc_mcp.core.telemetry import BackendRequest, backend_request
 from svc_mcp.core.toolspec import CURSOR, FIELDS, GROUP_BY, GROUPED_KEY, ToolSpec
@@ -33,38 +44,6 @@ if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
 RETRY_DELAY_SECONDS = 0.2
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    """The REST `data` (only the chosen fields of each record when `fields` was given), and the
-    cursor of the next page when more remain."""
-
-    data: Any
-    next_cursor: str | None = None
-    key: str = "result"
-    """Where a list goes in the structured content: `result`, or `groups` for grouped rows."""
-
-    def text(self, tool: str) -> str:
-        """What an agent reads: the structured content as compact JSON and, when more remain,
-        one line saying how to get the next page."""
-        text = safe_json(self.structured())
-        if self.next_cursor is None:
-            return text
-        return (
-            f"{text}\nMore records: call {tool} again with the same arguments and "
-            f"cursor={json.dumps(self.next_cursor)} for the next page."
-        )
-
-    def structured(self) -> dict[str, Any]:
-        """MCP structured content, which must be an object: a list becomes `{"result": [...]}`
-        plus `next_cursor` when paging; an object is returned as it is."""
-        if isinstance(self.data, dict):
-            return self.data
-        content: dict[str, Any] = {self.key: self.data}
-        if self.next_cursor is not None:
-            content["next_cursor"] = self.next_cursor
-        return content
 
 
 @dataclass(frozen=True)
@@ -96,7 +75,7 @@ def _prepare(
     given = spec.check_arguments(arguments)
     if spec.precheck is not None:
         spec.precheck(given)
-    fields = _known_fields(spec, given.pop(FIELDS.name)) if FIELDS.name in given else None
+    fields = known_fields(spec, given.pop(FIELDS.name)) if FIELDS.name in given else None
     connection = spec.backend.connect()
     if anonymous:
         connection = replace(connection, token=None)
@@ -112,42 +91,6 @@ def _prepare(
     if page_cursor is not None:
         query[CURSOR.name] = page_cursor
     return _Request(connection, query, body, fields, skipped)
-
-
-def _known_fields(spec: ToolSpec, names: object) -> tuple[str, ...]:
-    """`names` when each is a field of the row's records (as the output schema spells them)."""
-    assert isinstance(names, tuple)
-    known = record_fields(spec)
-    unknown = [name for name in names if name not in known]
-    if unknown:
-        raise InvalidArgument(f"fields: {_unknown(unknown, known)}", hint=FIELDS.name)
-    return names
-
-
-_FIELD_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}")
-
-
-def _unknown(unknown: list[str], known: tuple[str, ...]) -> str:
-    """What is wrong with the names: a mistyped field (a short identifier close to a field's
-    name) is named with that field; any other name is counted, not echoed, as it may be a token
-    pasted into the wrong place."""
-    named = []
-    for name in unknown:
-        near = difflib.get_close_matches(name, known, n=1) if _FIELD_LIKE.fullmatch(name) else []
-        if near:
-            named.append(f"{name!r} is not a field of these records (did you mean {near[0]!r}?)")
-    hidden = len(unknown) - len(named)
-    fields = ", ".join(known)
-    if not named:
-        return f"{hidden} of the names given are not fields of these records, which have {fields}"
-    others = f"; {hidden} other name(s) given are not fields either" if hidden else ""
-    return f"{'; '.join(named)}{others}; the fields are {fields}"
-
-
-def record_fields(spec: ToolSpec) -> tuple[str, ...]:
-    """The field names of the row's record, as the wire spells them."""
-    fields = spec.record_model().model_fields
-    return tuple(info.alias or name for name, info in fields.items())
 
 
 def retry_delay(spec: ToolSpec, attempt: int, error: CallError) -> float | None:
@@ -193,20 +136,24 @@ async def call_tool(
                 try:
                     async with slot if slot is not None else nullcontext():
                         sending = True
-                        with _exchange(spec) as exchange:
-                            payload = await fetch(
-                                http,
-                                request.connection,
-                                spec.method,
-                                spec.path,
-                                query=request.query,
-                                needs=spec.access,
-                                json_body=request.body,
-                                exchange=exchange,
-                            )
-                            result = _checked(spec, request, payload)
-                            page_cursor = request.query.get(CURSOR.name)
-                            return within_bound(result, spec.name, page_cursor, request.skipped)
+                        try:
+                            with _exchange(spec) as exchange:
+                                payload = await fetch(
+                                    http,
+                                    request.connection,
+                                    spec.method,
+                                    spec.path,
+                                    query=request.query,
+                                    needs=spec.access,
+                                    json_body=request.body,
+                                    exchange=exchange,
+                                )
+                                result = _checked(spec, request, payload)
+                        except (Ungrouped, BadRequest) as answer:
+                            paging = _regrouping(request, answer)
+                            result = await _regroup(spec, request, http, paging, answer)
+                        page_cursor = request.query.get(CURSOR.name)
+                        return within_bound(result, spec.name, page_cursor, request.skipped)
                 except CallError as error:
                     delay = retry_delay(spec, attempt, error)
                     if delay is None:
@@ -246,17 +193,21 @@ def call_tool_once(spec: ToolSpec, arguments: Mapping[str, object]) -> ToolResul
     request = _prepare(spec, arguments)
     for attempt in count(1):
         try:
-            with _exchange(spec) as exchange:
-                payload = fetch_once(
-                    request.connection,
-                    spec.method,
-                    spec.path,
-                    query=request.query,
-                    needs=spec.access,
-                    json_body=request.body,
-                    exchange=exchange,
-                )
-                return _checked(spec, request, payload)
+            try:
+                with _exchange(spec) as exchange:
+                    payload = fetch_once(
+                        request.connection,
+                        spec.method,
+                        spec.path,
+                        query=request.query,
+                        needs=spec.access,
+                        json_body=request.body,
+                        exchange=exchange,
+                    )
+                    return _checked(spec, request, payload)
+            except (Ungrouped, BadRequest) as answer:
+                paging = _regrouping(request, answer)
+                return _regroup_once(spec, request, paging, answer)
         except CallError as error:
             delay = retry_delay(spec, attempt, error)
             if delay is None:
@@ -279,19 +230,12 @@ def _exchange(spec: ToolSpec) -> Iterator[BackendRequest]:
 
 
 def _checked(spec: ToolSpec, request: _Request, payload: Payload) -> ToolResult:
-    from pydantic import ValidationError
-
-    connection = request.connection
-    try:
-        (group_type(spec) if request.grouped else payload_type(spec)).validate_python(payload.data)
-    except ValidationError as exc:
-        first, *others = exc.errors(include_input=False, include_url=False)
-        where = ".".join(str(part) for part in first["loc"]) or "data"
-        more = f" (and {len(others)} more problems)" if others else ""
-        raise ServerError(
-            f"{connection.service} answered {spec.method} {spec.path} with a payload that does "
-            f"not match {spec.record_model().__name__}: {where}: {first['msg']}{more}"
-        ) from None
+    """The payload checked against the row's model; raises `Ungrouped` when a grouped request
+    was answered with the row's raw records (a data service that ignores `group_by`)."""
+    if request.grouped and raw_records(payload.data):
+        _validated(spec, request, payload_type(spec), payload)
+        raise Ungrouped
+    _validated(spec, request, group_type(spec) if request.grouped else payload_type(spec), payload)
     data = payload.data
     if request.skipped and isinstance(data, list):
         data = data[request.skipped :]
@@ -300,6 +244,103 @@ def _checked(spec: ToolSpec, request: _Request, payload: Payload) -> ToolResult:
     if request.fields is not None:
         data = [{k: record[k] for k in request.fields if k in record} for record in data]
     return ToolResult(data, payload.next_cursor)
+
+
+def _validated(
+    spec: ToolSpec, request: _Request, expected: TypeAdapter[Any], payload: Payload
+) -> None:
+    from pydantic import ValidationError
+
+    connection = request.connection
+    try:
+        expected.validate_python(payload.data)
+    except ValidationError as exc:
+        first, *others = exc.errors(include_input=False, include_url=False)
+        where = ".".join(str(part) for part in first["loc"]) or "data"
+        more = f" (and {len(others)} more problems)" if others else ""
+        raise ServerError(
+            f"{connection.service} answered {spec.method} {spec.path} with a payload that does "
+            f"not match {spec.record_model().__name__}: {where}: {first['msg']}{more}"
+        ) from None
+
+
+def _regrouping(request: _Request, answer: Ungrouped | BadRequest) -> Paging:
+    """The paging of the raw records when `answer` may say that the data service does not group
+    (it answered raw records, or refused the grouped request); else `answer` stands."""
+    if not request.grouped or CURSOR.name in request.query:
+        # A refused cursor of the service's own is not a refusal of group_by.
+        raise answer
+    return page_records(request.query)
+
+
+@contextmanager
+def _refusal_stands(answer: Ungrouped | BadRequest, first: bool) -> Iterator[None]:
+    """The first raw page refused too: the grouped request's refusal was not about group_by."""
+    try:
+        yield
+    except BadRequest:
+        if first and isinstance(answer, BadRequest):
+            raise answer from None
+        raise
+
+
+async def _regroup(
+    spec: ToolSpec,
+    request: _Request,
+    http: httpx.AsyncClient,
+    paging: Paging,
+    answer: Ungrouped | BadRequest,
+) -> ToolResult:
+    from svc_mcp.core.client import fetch
+
+    query, first = next(paging), True
+    while True:
+        with _exchange(spec) as exchange, _refusal_stands(answer, first):
+            payload = await fetch(
+                http,
+                request.connection,
+                "GET",
+                spec.path,
+                query=query,
+                needs=spec.access,
+                exchange=exchange,
+            )
+            _validated(spec, request, payload_type(spec), payload)
+        try:
+            query, first = paging.send(payload), False
+        except StopIteration as done:
+            return _computed(spec, request, *done.value)
+
+
+def _regroup_once(
+    spec: ToolSpec, request: _Request, paging: Paging, answer: Ungrouped | BadRequest
+) -> ToolResult:
+    """`_regroup` for one CLI call."""
+    from svc_mcp.core.oneshot import fetch_once
+
+    query, first = next(paging), True
+    while True:
+        with _exchange(spec) as exchange, _refusal_stands(answer, first):
+            payload = fetch_once(
+                request.connection,
+                "GET",
+                spec.path,
+                query=query,
+                needs=spec.access,
+                exchange=exchange,
+            )
+            _validated(spec, request, payload_type(spec), payload)
+        try:
+            query, first = paging.send(payload), False
+        except StopIteration as done:
+            return _computed(spec, request, *done.value)
+
+
+def _computed(
+    spec: ToolSpec, request: _Request, records: list[dict[str, Any]], complete: bool
+) -> ToolResult:
+    rows, cursor, said = computed_page(spec.path, request.query, request.skipped, records, complete)
+    return ToolResult(rows, cursor, GROUPED_KEY, said)
 
 
 @cache
@@ -319,26 +360,3 @@ def group_type(spec: ToolSpec) -> TypeAdapter[Any]:
     assert spec.grouped is not None
     model = spec.grouped()
     return TypeAdapter(list[model])  # type: ignore[valid-type]
-
-
-def within_bound(
-    result: ToolResult, tool: str, page_cursor: str | None, skipped: int
-) -> ToolResult:
-    """`result` (its list the records after the `skipped` first of the backend page asked for
-    with `page_cursor`), cut short at a record boundary when its text is over the bound."""
-    if not isinstance(result.data, list) or len(result.text(tool)) <= PAGE_CHARS:
-        return result
-
-    def cut(count: int) -> ToolResult:
-        return replace(
-            result, data=result.data[:count], next_cursor=part_cursor(page_cursor, skipped + count)
-        )
-
-    fits, too_many = 1, len(result.data)
-    while too_many - fits > 1:
-        middle = (fits + too_many) // 2
-        if len(cut(middle).text(tool)) <= PAGE_CHARS:
-            fits = middle
-        else:
-            too_many = middle
-    return cut(fits)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from svc_mcp.core.errors import InvalidArgument
 from svc_mcp.core.params import Param
+from svc_serving.contracts import MAX_LIMIT
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -67,7 +68,7 @@ GROUPED_KEY = "groups"
 def paging(agent_page: int) -> tuple[Param, Param]:
     """The one paging rule of both backends: `limit` and an opaque `cursor`; when more remain the
     answer carries `next_cursor`."""
-    limit = Param("limit", "integer", "", minimum=1, maximum=1000, default=agent_page)
+    limit = Param("limit", "integer", "", minimum=1, maximum=MAX_LIMIT, default=agent_page)
     return limit, CURSOR
 
 

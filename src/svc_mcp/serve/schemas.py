@@ -8,7 +8,7 @@ single-`type` dialects such as Google's OpenAPI subset) and enums, with referenc
 generated titles, no descriptions (the tool's description and docs/ say what fields mean), no
 `required` lists (nullable types already say what may be missing, and `fields` may cut a record
 down), no `additionalProperties: true` (the default), and no `type` below the root where other
-keywords already say it (an enum's values, an object's properties, an array's items).
+keywords already say it (an enum's values, a const, an object's properties, an array's items).
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ def _implied(schema: dict[str, Any]) -> bool:
     values, an object's `properties`, an array's `items` (the root's `type` is kept)."""
     return (
         "enum" in schema
+        or "const" in schema
         or (schema.get("type") == "object" and "properties" in schema)
         or (schema.get("type") == "array" and "items" in schema)
     )

@@ -171,7 +171,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
     _read(
         "get_system",
         "Trading system state",
-        "Get the daemon's state: running or paused (why), equity, P&L. Start here.",
+        "Get the daemon's state. Start here.",
         "/api/v1/system",
         lambda: models.SystemState,
         many=False,
@@ -179,7 +179,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
     _read(
         "get_positions",
         "Open positions",
-        "List open positions: side, quantity, P&L.",
+        "List open positions.",
         "/api/v1/positions",
         lambda: models.Position,
         (SYMBOL,),
@@ -217,7 +217,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         ),
         selectable=True,
         agent_page=15,
-        grouped=lambda: models.Group,
+        grouped=lambda: models.OrderGroup,
     ),
     _read(
         "get_fills",
@@ -244,12 +244,12 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
             ),
         ),
         selectable=True,
-        grouped=lambda: models.Group,
+        grouped=lambda: models.FillGroup,
     ),
     _read(
         "get_pnl",
         "Daily P&L",
-        "List daily P&L (since/until take dates).",
+        "List daily P&L.",
         "/api/v1/pnl",
         lambda: models.DailyPnl,
         (SINCE_DATE, UNTIL_DATE, group_by("week, month or year.", "week", "month", "year")),
@@ -289,7 +289,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
             group_by("", "level", "kind", "source", "symbol", "day"),
         ),
         selectable=True,
-        grouped=lambda: models.Group,
+        grouped=lambda: models.EventGroup,
     ),
     _read(
         "get_auth_status",

@@ -169,7 +169,31 @@ class IntelReceipt(ServiceRecord):
 
 class Group(ServiceRecord):
     """One row of a grouped list (`group_by`): its key, named as the field grouped by or
-    `period` (UTC: YYYY-MM-DD, YYYY-Www, YYYY-MM or YYYY), the group's record count and sums.
-    Only `count` is declared (the tool list pays for each field); docs/tools.md lists the sums."""
+    `period` (UTC: YYYY-MM-DD, YYYY-Www, YYYY-MM or YYYY), the group's record count and sums
+    (svc_serving.grouping). The key is not declared (its name depends on `group_by`), nor are
+    `get_pnl`'s sums: the tool list has no room for them; docs/tools.md lists them."""
 
     count: int
+
+
+class FillGroup(Group):
+    """A group of fills; `vwap` is notional / quantity, null for no quantity."""
+
+    quantity: float
+    notional: float
+    fees: float
+    vwap: float | None
+
+
+class OrderGroup(Group):
+    """A group of orders."""
+
+    quantity: float
+    filled_quantity: float
+
+
+class EventGroup(Group):
+    """A group of events: its first and last `ts`."""
+
+    first_ts: str
+    last_ts: str
