@@ -227,7 +227,7 @@ def running_server(
         for attempt in range(PORT_ATTEMPTS):
             chosen = port if port is not None and attempt == 0 else None
             if chosen is None:
-                chosen = stack.enter_context(reserved_port())
+                chosen = stack.enter_context(reserved_port("::" if ":" in host else "0.0.0.0"))
             started = _running_server(
                 [_with_port(arg, chosen) for arg in args],
                 chosen,
