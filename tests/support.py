@@ -74,17 +74,6 @@ def reserved_port(host: str = "0.0.0.0") -> Iterator[int]:
         yield int(sock.getsockname()[1])
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    """Probed and released (another process may take it before the server binds it): only while
-    the last callers move to reserved_port and running_server."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
-ANY_ADDRESS = "0.0.0.0"
-
-
 @contextlib.contextmanager
 def closed_port(host: str = "127.0.0.1") -> Iterator[int]:
     """A port where nothing listens while the block runs: this socket holds it, bound and never
