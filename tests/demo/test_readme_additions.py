@@ -44,10 +44,12 @@ def test_the_path_lines_run_as_printed(tmp_path: Path) -> None:
         **os.environ,
         "UV_TOOL_DIR": str(tmp_path / "tools"),
         "UV_TOOL_BIN_DIR": str(tools),
-        # Tests reach nothing beyond loopback: uv resolves from this environment's own packages,
-        # packed as wheels, and this interpreter (the build backend is in uv's cache: the quick
-        # start's `uv run` built the checkout with it).
+        # Tests reach nothing beyond loopback: uv resolves from this environment's own packages
+        # alone, packed as wheels, the build backend among them (the dev extra holds it), and
+        # this interpreter. Never from uv's cache: what it holds depends on which uv ran before
+        # (a fresh HOME's cache had no hatchling until another test's online build fetched it).
         "UV_OFFLINE": "1",
+        "UV_NO_INDEX": "1",
         "UV_FIND_LINKS": str(wheelhouse(tmp_path / "wheels")),
         "UV_PYTHON": sys.executable,
     }
