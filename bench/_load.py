@@ -7,20 +7,30 @@ benchmark compares two servers under the same generator, in the same run, so wha
 from __future__ import annotations
 
 import asyncio
+import atexit
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support import free_port, running_server  # noqa: E402
+from tests.support import reserved_port, running_server  # noqa: E402
 
-__all__ = ["free_port", "median", "rps", "server_process"]
+__all__ = ["held_port", "median", "rps", "server_process"]
+
+_HELD = ExitStack()
+atexit.register(_HELD.close)
+
+
+def held_port() -> int:
+    """A port reserved (tests.support.reserved_port) until the benchmark ends: the server given
+    it binds it, and no other process gets it meanwhile (a probed and released port it might)."""
+    return int(_HELD.enter_context(reserved_port()))
 
 
 async def _connection(

@@ -22,7 +22,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import _rows
-from _load import ROOT, free_port, median, rps, server_process
+from _load import ROOT, held_port, median, rps, server_process
 from service_stub import cpu_seconds
 
 from server_stub.portal.admin import issue_session
@@ -69,7 +69,7 @@ def confine_ms(name: str, path: Path, mode: str, starts: int) -> float:
 
 
 def portal_start_ms(data: Path, mode: str, temp: Path) -> float:
-    port = free_port()
+    port = held_port()
     args = ["-m", "server_stub", "portal", "--data", str(data), "--port", str(port)]
     start = time.perf_counter()
     with server_process(args, port, temp / "start.log", "/api/page", {SETTINGS["portal"]: mode}):
@@ -88,7 +88,7 @@ def throughput(
     """Requests per second and server CPU per request of a confined and an unconfined process,
     in rounds that alternate which goes first (the busier the machine, the more CPU per request
     says: it does not count the time the server waited for a core)."""
-    ports = {"require": free_port(), "off": free_port()}
+    ports = {"require": held_port(), "off": held_port()}
     with (
         server_process(
             [*args, "--port", str(ports["require"])],

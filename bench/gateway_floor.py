@@ -34,7 +34,7 @@ from pathlib import Path
 
 import _rows
 import httpx
-from _load import ROOT, free_port, server_process
+from _load import ROOT, held_port, server_process
 from _peer_env import FASTMCP, peer_python
 
 from server_stub.portal.admin import issue_session
@@ -164,7 +164,7 @@ def main() -> int:
         temp = Path(temp_name)
         write_demo_data(temp / "data")
         session = issue_session(temp / "data", "alice", timedelta(hours=2))
-        portal_port = free_port()
+        portal_port = held_port()
         portal_args = ["-m", "server_stub", "portal", "--data", str(temp / "data")]
         with server_process(
             [*portal_args, "--port", str(portal_port)],
@@ -176,7 +176,7 @@ def main() -> int:
                 "PORTAL_API_BASE": f"http://127.0.0.1:{portal_port}",
                 "PORTAL_SESSION_TOKEN": session,
             }
-            ports = {name: free_port() for name in ("svc-mcp", "floor", "peer")}
+            ports = {name: held_port() for name in ("svc-mcp", "floor", "peer")}
             with (
                 server_process(
                     ["-m", "svc_mcp", "--http", "--port", str(ports["svc-mcp"])],

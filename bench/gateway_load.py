@@ -26,7 +26,7 @@ from pathlib import Path
 
 import _rows
 import httpx2
-from _load import free_port, server_process
+from _load import held_port, server_process
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -132,7 +132,7 @@ def main() -> int:
             capture_output=True,
             cwd=root,
         )
-        service_port, gateway_port = free_port(), free_port()
+        service_port, gateway_port = held_port(), held_port()
         service_args = ["-m", "server_stub", "service", "--db", str(db), "--port"]
         env = {"SERVICE_API_TOKEN": TOKEN}
         with (

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 import httpx2
-from _load import ROOT, free_port, server_process
+from _load import ROOT, held_port, server_process
 from gateway_load import cpu_seconds
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -82,10 +82,10 @@ def main() -> int:
             capture_output=True,
             cwd=ROOT,
         )
-        service_port, static_port, oauth_port = free_port(), free_port(), free_port()
+        service_port, static_port, oauth_port = held_port(), held_port(), held_port()
         oauth_url = f"http://127.0.0.1:{oauth_port}/mcp"
         _, jwk = signing_key("bench")
-        idp = AuthServer(root, free_port(), [oauth_url], [jwk], [service_client("bench")])
+        idp = AuthServer(root, held_port(), [oauth_url], [jwk], [service_client("bench")])
         idp.start()
         env = {
             "SERVICE_API_TOKEN": TOKEN,

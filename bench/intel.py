@@ -22,7 +22,7 @@ from typing import Any
 
 import _rows
 import httpx
-from _load import free_port, server_process
+from _load import held_port, server_process
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from server_stub.intel.envelope import key_bytes, sign
@@ -71,7 +71,7 @@ def main() -> str:
     with tempfile.TemporaryDirectory() as temp:
         db = Path(temp) / "service.db"
         write_demo_database(db)
-        port = free_port()
+        port = held_port()
         os.environ.update({"SERVICE_API_TOKEN": TOKEN, "SERVICE_INTEL_HMAC": INTEL_KEY})
         serve = ["-m", "server_stub", "service", "--db", str(db), "--port", str(port)]
         with server_process(serve, port, Path(temp) / "service.log", "/health/live"):

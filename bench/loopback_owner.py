@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
 
-from _load import free_port, median, ratio_line, rps, server_process  # noqa: E402
+from _load import held_port, median, ratio_line, rps, server_process  # noqa: E402
 
 from server_stub.service.demo_data import write_demo_database  # noqa: E402
 from svc_serving.peer_owner import loopback_owner  # noqa: E402
@@ -87,7 +87,7 @@ def main() -> None:
         for name in ("A", "B", "C"):
             db = Path(folder) / f"{name}.db"
             write_demo_database(db)
-            port = free_port()
+            port = held_port()
             args = ["-m", "server_stub.service", "service", "--db", str(db), "--port", str(port)]
             child = stack.enter_context(
                 server_process(

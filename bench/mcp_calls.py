@@ -30,7 +30,7 @@ from pathlib import Path
 
 import _rows
 import httpx
-from _load import free_port, server_process
+from _load import held_port, server_process
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.server import MCPServer
 
@@ -84,7 +84,7 @@ def startup(runs: int, env: dict[str, str]) -> dict[str, float]:
 
 @contextmanager
 def portal_stub(data: Path, log: Path) -> Iterator[str]:
-    port = free_port()
+    port = held_port()
     args = ["-m", "server_stub", "portal", "--data", str(data), "--port", str(port)]
     with server_process(args, port, log, "/api/page"):
         yield f"http://127.0.0.1:{port}"
@@ -92,7 +92,7 @@ def portal_stub(data: Path, log: Path) -> Iterator[str]:
 
 @contextmanager
 def service_stub(db: Path, token: str, log: Path) -> Iterator[str]:
-    port = free_port()
+    port = held_port()
     args = ["-m", "server_stub", "service", "--db", str(db), "--port", str(port)]
     with server_process(args, port, log, "/health/live", env={"SERVICE_API_TOKEN": token}):
         yield f"http://127.0.0.1:{port}"

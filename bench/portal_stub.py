@@ -14,7 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import _rows
-from _load import free_port, median, rps, server_process
+from _load import held_port, median, rps, server_process
 
 from server_stub.portal.admin import issue_session
 from server_stub.portal.demo_data import write_demo_data
@@ -30,7 +30,7 @@ def main() -> str:
         data = Path(temp) / "data"
         write_demo_data(data)
         token = issue_session(data, "bob", timedelta(hours=1))
-        portal_port, bare_port = free_port(), free_port()
+        portal_port, bare_port = held_port(), held_port()
         portal_args = [
             "-m",
             "server_stub",

@@ -17,7 +17,6 @@ import asyncio
 import os
 import secrets
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _load import held_port
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from server_stub.service.demo_data import write_demo_database
@@ -35,15 +35,8 @@ BIN = Path(sys.executable).parent
 TOKEN = secrets.token_hex(20)
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def start(db: Path, without: str | None) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
+    port = held_port()
     extra = ["--without-group-by", without] if without else []
     command = [str(BIN / "svc-stub"), "service", "--db", str(db), "--port", str(port), *extra]
     process = subprocess.Popen(

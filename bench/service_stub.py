@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import _rows  # noqa: E402
-from _load import free_port, server_process  # noqa: E402
+from _load import held_port, server_process  # noqa: E402
 
 from server_stub.service.demo_data import write_demo_database  # noqa: E402
 from server_stub.service.guard import MAX_TRACKED_ADDRESSES, BruteForceGuard  # noqa: E402
@@ -154,7 +154,7 @@ def throughput(requests: int, rounds: int) -> list[_rows.Figure]:
     with tempfile.TemporaryDirectory(prefix="svc-bench-") as temp:
         db = Path(temp) / "service.db"
         write_demo_database(db)
-        ports = [free_port() for _ in range(3)]
+        ports = [held_port() for _ in range(3)]
 
         def service_args(port: int, *extra: str) -> list[str]:
             return [

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _load import free_port, server_process
+from _load import held_port, server_process
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
@@ -204,7 +204,7 @@ def stack(root: Path, db: Path, token: str, intel_key: str) -> Iterator[Stack]:
     """The portal stub, the data service stub and the gateway in front of both."""
     data = root / "portal-data"
     write_demo_data(data)
-    portal_port, service_port, gateway_port = free_port(), free_port(), free_port()
+    portal_port, service_port, gateway_port = held_port(), held_port(), held_port()
     portal_url, service_url = f"http://127.0.0.1:{portal_port}", f"http://127.0.0.1:{service_port}"
     commands = {
         "portal": (

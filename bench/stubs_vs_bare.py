@@ -28,7 +28,7 @@ from pathlib import Path
 
 import _rows
 import httpx
-from _load import free_port, median, rps, server_process
+from _load import held_port, median, rps, server_process
 from telemetry import discarding_receiver
 
 from server_stub.portal.admin import issue_session
@@ -78,7 +78,7 @@ def measure(port: int, path: str, headers: dict[str, str], seconds: float) -> fl
 
 @contextmanager
 def bare(path: str, body: bytes, temp: Path, *extra: str) -> Iterator[int]:
-    port = free_port()
+    port = held_port()
     body_file = temp / f"body-{port}.json"
     body_file.write_bytes(body)
     args = ["bench/_bare_server.py", str(port), path, str(body_file), *extra]
@@ -107,8 +107,8 @@ def main() -> None:
         portal = ["-m", "server_stub", "portal", "--data", str(temp / "portal"), "--port"]
         service = ["-m", "server_stub.service", "service", "--db", str(temp / "service.db")]
         for name, environment in (("", {}), ("traced ", traced)):
-            portal_port = ports[f"{name}portal"] = free_port()
-            service_port = ports[f"{name}service"] = free_port()
+            portal_port = ports[f"{name}portal"] = held_port()
+            service_port = ports[f"{name}service"] = held_port()
             stack.enter_context(
                 server_process(
                     [*portal, str(portal_port)],

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import _rows
-from _load import ROOT, free_port, median, rps, server_process
+from _load import ROOT, held_port, median, rps, server_process
 from gateway_load import cpu_seconds, load
 
 TOKEN = "bench-token-" + "k" * 32
@@ -122,7 +122,7 @@ def main() -> int:
         )
         traced = {"OTEL_EXPORTER_OTLP_ENDPOINT": otlp}
         names = ("stub", "traced stub", "sampled stub", "gw", "traced gw")
-        ports = {name: free_port() for name in names}
+        ports = {name: held_port() for name in names}
         stub = ["-m", "server_stub", "service", "--db", str(db), "--port"]
         gateway = ["-m", "svc_mcp", "--http", "--no-auth", "--port"]
         backend = {

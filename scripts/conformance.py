@@ -37,7 +37,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support import free_port, running_server  # noqa: E402
+from tests.support import PORT, running_server  # noqa: E402
 
 SUITE = ROOT / "conformance"
 REVISIONS = ("2025-11-25", "2026-07-28")
@@ -86,34 +86,30 @@ def typescript_client(node: Path, env: dict[str, str]) -> list[str]:
     with contextlib.ExitStack() as stack:
         upstreams = []
         for index in range(2):
-            port = free_port()
-            stack.enter_context(
+            gateway = stack.enter_context(
                 running_server(
-                    ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(port)],
-                    port=port,
+                    ["-m", "svc_mcp", "--http", "--no-auth", "--port", PORT],
                     log_path=OUT / f"scale-out-gateway-{index}.log",
                     ready_path="/mcp",
                     env=env,
                 )
             )
-            upstreams.append(f"http://127.0.0.1:{port}")
-        port = free_port()
-        stack.enter_context(
+            upstreams.append(gateway.base_url)
+        proxy = stack.enter_context(
             running_server(
-                ["-m", "tests.mcp.round_robin", str(port), *upstreams],
-                port=port,
+                ["-m", "tests.mcp.round_robin", PORT, *upstreams],
                 log_path=OUT / "scale-out-proxy.log",
                 ready_path="/_proxy/counts",
                 env={"PYTHONPATH": str(ROOT)},
             )
         )
         done = subprocess.run(
-            [str(node), str(SUITE / "ts-client.mjs"), f"http://127.0.0.1:{port}/mcp", str(calls)],
+            [str(node), str(SUITE / "ts-client.mjs"), f"{proxy.base_url}/mcp", str(calls)],
             capture_output=True,
             text=True,
             timeout=120,
         )
-        counts = httpx.get(f"http://127.0.0.1:{port}/_proxy/counts").json()
+        counts = httpx.get(f"{proxy.base_url}/_proxy/counts").json()
     print(f"== TypeScript client through a round-robin proxy: {done.stdout.strip()}")
     print(f"   requests per gateway: {counts}")
     try:
@@ -132,7 +128,6 @@ def main() -> int:
     parser.parse_args()
     index = install_suite()
     node = SUITE / "node_modules" / ".bin" / "node"
-    port = free_port()
     failed = []
     OUT.mkdir(parents=True, exist_ok=True)
     log = OUT / "gateway.log"
@@ -143,12 +138,11 @@ def main() -> int:
     }
     env.update({"SERVICE_API_BASE": "http://127.0.0.1:9", "PORTAL_API_BASE": "http://127.0.0.1:9"})
     with running_server(
-        ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(port)],
-        port=port,
+        ["-m", "svc_mcp", "--http", "--no-auth", "--port", PORT],
         log_path=log,
         ready_path="/mcp",
         env=env,
-    ):
+    ) as gateway:
         for revision in REVISIONS:
             baseline = SUITE / f"expected-failures-{revision}.yaml"
             entries = check_baseline(baseline)
@@ -161,7 +155,7 @@ def main() -> int:
                     str(index),
                     "server",
                     "--url",
-                    f"http://localhost:{port}/mcp",
+                    f"http://localhost:{gateway.port}/mcp",
                     "--requirements",
                     revision,
                     "--expected-failures",

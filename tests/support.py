@@ -1,4 +1,4 @@
-"""Helpers for end-to-end tests: free loopback ports and real server processes."""
+"""Helpers for end-to-end tests: real server processes on ports they bind, and closed ports."""
 
 from __future__ import annotations
 
@@ -56,14 +56,38 @@ def run_checked(
     return done
 
 
-ANY_ADDRESS = "0.0.0.0"
-"""A port free here is free on every address: what a server bound to all of them needs."""
+PORT = "{port}"
+"""Where the port goes in running_server's arguments and variables (`--port`, PORT, or inside a
+URL): running_server reserves one and puts it there."""
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+@contextlib.contextmanager
+def reserved_port(host: str = "0.0.0.0") -> Iterator[int]:
+    """A port held for a server the block starts, never probed and released: this socket stays
+    bound to it with SO_REUSEADDR and never listens. The kernel then gives the port to no other
+    socket asking for any port (an outgoing connection, a bind to port 0) and refuses it to a
+    plain bind, while a server binding it with SO_REUSEADDR (uvicorn, the gateway, Node, Python's
+    http.server) may (tests/harness/test_readiness.py shows each)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+        yield int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def closed_port(host: str = "127.0.0.1") -> Iterator[int]:
+    """A port where nothing listens while the block runs: this socket holds it, bound and never
+    listening (a connection is refused), so no other process can listen there meanwhile."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.bind((host, 0))
+        yield int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def closed_url(path: str = "") -> Iterator[str]:
+    """`http://127.0.0.1:<closed_port>` + `path`: a URL nothing answers while the block runs."""
+    with closed_port() as port:
+        yield f"http://127.0.0.1:{port}{path}"
 
 
 @dataclass
@@ -132,8 +156,7 @@ def answers(url: str, seconds: float) -> bool:
 
 
 PORT_ATTEMPTS = 5
-"""How many ports running_server tries: another process (a test on the other worker, another
-user) may take a probed port before the server binds it."""
+"""How many ports running_server tries: a squatter may bind even a reserved port first."""
 _PORT_TAKEN = re.compile(r"address already in use", re.IGNORECASE)
 
 
@@ -169,37 +192,47 @@ def _link(path: Path) -> str:
         return ""
 
 
-def _with_port(text: str, old: int, new: int) -> str:
-    return str(new) if text == str(old) else re.sub(rf":{old}(?!\d)", f":{new}", text)
+def _with_port(text: str, port: int) -> str:
+    return text.replace(PORT, str(port))
 
 
 @contextlib.contextmanager
 def running_server(
     args: Sequence[str],
     *,
-    port: int,
     log_path: Path,
     ready_path: str = "/",
     env: Mapping[str, str] | None = None,
     host: str = "127.0.0.1",
+    port: int | None = None,
 ) -> Iterator[Server]:
     """Starts `python <args>` and waits until its port accepts, `ready_path` answers (any
     status) and the listening socket is the process's own: a socket bound before the app serves
-    (the gateway's) accepts early. `port` was probed free (free_port); when the server finds it
-    taken by then, it starts again on another, put where `port` stood in `args` and `env` (as an
-    argument of its own or after a colon, as in a URL): see `Server.port`."""
-    for _ in range(PORT_ATTEMPTS - 1):
-        try:
-            with _running_server(args, port, log_path, ready_path, env, host) as server:
-                yield server
-                return
-        except PortTaken:
-            new = free_port(ANY_ADDRESS)
-            args = [_with_port(arg, port, new) for arg in args]
-            env = {name: _with_port(value, port, new) for name, value in (env or {}).items()}
-            port = new
-    with _running_server(args, port, log_path, ready_path, env, host) as server:
-        yield server
+    (the gateway's) accepts early. The port stands as PORT in `args` and `env` (alone or inside a
+    URL): a reserved_port, held while the server runs, unless `port` names one the caller holds.
+    When the server finds it taken all the same (a squatter binding it with SO_REUSEADDR first),
+    it starts again on another reserved port: see `Server.port`."""
+    with contextlib.ExitStack() as stack:
+        for attempt in range(PORT_ATTEMPTS):
+            chosen = port if port is not None and attempt == 0 else None
+            if chosen is None:
+                chosen = stack.enter_context(reserved_port("::" if ":" in host else "0.0.0.0"))
+            started = _running_server(
+                [_with_port(arg, chosen) for arg in args],
+                chosen,
+                log_path,
+                ready_path,
+                {name: _with_port(value, chosen) for name, value in (env or {}).items()},
+                host,
+            )
+            try:
+                server = stack.enter_context(started)
+            except PortTaken:
+                if attempt == PORT_ATTEMPTS - 1:
+                    raise
+                continue
+            yield server
+            return
 
 
 class PortTaken(RuntimeError):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ROOT, free_port, running_server
+from tests.support import PORT, ROOT, running_server
 from tests.support_wheelhouse import wheelhouse
 
 BIN = Path(sys.executable).parent
@@ -44,10 +44,12 @@ def test_the_path_lines_run_as_printed(tmp_path: Path) -> None:
         **os.environ,
         "UV_TOOL_DIR": str(tmp_path / "tools"),
         "UV_TOOL_BIN_DIR": str(tools),
-        # Tests reach nothing beyond loopback: uv resolves from this environment's own packages,
-        # packed as wheels, and this interpreter (the build backend is in uv's cache: the quick
-        # start's `uv run` built the checkout with it).
+        # Tests reach nothing beyond loopback: uv resolves from this environment's own packages
+        # alone, packed as wheels, the build backend among them (the dev extra holds it), and
+        # this interpreter. Never from uv's cache: what it holds depends on which uv ran before
+        # (a fresh HOME's cache had no hatchling until another test's online build fetched it).
         "UV_OFFLINE": "1",
+        "UV_NO_INDEX": "1",
         "UV_FIND_LINKS": str(wheelhouse(tmp_path / "wheels")),
         "UV_PYTHON": sys.executable,
     }
@@ -70,18 +72,15 @@ def test_the_python_client_for_the_gateway_runs_as_printed(tmp_path: Path) -> No
     client.write_text(block_after(GATEWAY_PAGE, "From Python, with the MCP SDK 2.x", "python"))
     db = tmp_path / "service.db"
     subprocess.run([str(BIN / "svc-stub"), "demo-data", "service", "--db", str(db)], check=True)
-    service_port, gateway_port = free_port(), free_port()
     with (
         running_server(
-            ["-m", "server_stub", "service", "--db", str(db), "--port", str(service_port)],
-            port=service_port,
+            ["-m", "server_stub", "service", "--db", str(db), "--port", PORT],
             log_path=tmp_path / "service.log",
             ready_path="/health/live",
             env={"SERVICE_API_TOKEN": ""},
         ) as service,
         running_server(
-            ["-m", "svc_mcp", "--http", "--port", str(gateway_port)],
-            port=gateway_port,
+            ["-m", "svc_mcp", "--http", "--port", PORT],
             log_path=tmp_path / "gateway.log",
             ready_path="/mcp",
             env={"SVC_MCP_GATEWAY_TOKEN": TOKEN, "SERVICE_API_BASE": service.base_url},

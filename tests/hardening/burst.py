@@ -20,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.hardening.conftest import rss_kib
 from tests.mcp.conftest import SERVICE_TOKEN, process_env
-from tests.support import Server, free_port, running_server
+from tests.support import PORT, Server, running_server
 
 
 @contextlib.contextmanager
@@ -29,7 +29,6 @@ def gateway(
 ) -> Iterator[Server]:
     """A gateway whose data service is `backend` (a base URL with the fake backend's mode),
     started as `python <entry>`; `extra` adds to its environment."""
-    port = free_port()
     env = {
         "SERVICE_API_BASE": backend,
         "SERVICE_API_TOKEN": SERVICE_TOKEN,
@@ -38,8 +37,7 @@ def gateway(
         **extra,
     }
     with running_server(
-        [*entry, "--http", "--no-auth", "--port", str(port)],
-        port=port,
+        [*entry, "--http", "--no-auth", "--port", PORT],
         log_path=log,
         ready_path="/mcp",
         env=process_env(env),

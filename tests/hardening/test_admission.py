@@ -24,7 +24,7 @@ from svc_serving.bounded import BoundedHttpTools
 from tests.e2e import e2e_fixture
 from tests.hardening.raw_http import connect, read_response, request_head
 from tests.mcp.conftest import SVC_STUB, process_env
-from tests.support import Server, free_port, running_server
+from tests.support import PORT, Server, running_server
 
 HELD = 2000
 PROBES = 60
@@ -46,15 +46,13 @@ def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("portal")
     data = root / "data"
     subprocess.run([SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True)
-    port = free_port()
     limits = {
         "SVC_HTTP_HEAD_TIMEOUT": "10",
         "SVC_HTTP_MAX_CONNECTIONS": "10000",
         "SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS": "10000",
     }
     with running_server(
-        ["-m", "server_stub", "portal", "--data", str(data), "--port", str(port)],
-        port=port,
+        ["-m", "server_stub", "portal", "--data", str(data), "--port", PORT],
         log_path=root / "server.log",
         ready_path="/api/page",
         env=process_env(limits),

@@ -25,7 +25,7 @@ from tests.hardening.raw_http import (
     server_command,
 )
 from tests.mcp.conftest import process_env
-from tests.support import Server, free_port, running_server
+from tests.support import PORT, Server, running_server
 
 IDLE = 1.0
 BODY = 2.0
@@ -46,11 +46,9 @@ def server(
 ) -> Iterator[tuple[str, Server, str]]:
     kind: str = request.param
     root = tmp_path_factory.mktemp(kind)
-    port = free_port()
     args, ready = server_command(kind, root)
     with running_server(
-        [*args, "--port", str(port)],
-        port=port,
+        [*args, "--port", PORT],
         log_path=root / "server.log",
         ready_path=ready,
         env=process_env(LIMITS),

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from tests.mcp.conftest import SVC_MCP, process_env, run_commands
-from tests.support import Server, free_port, running_server, wait_ready
+from tests.support import PORT, Server, reserved_port, running_server, wait_ready
 from tests.support_other_user import python
 
 INITIALIZE = {
@@ -60,10 +60,8 @@ pytestmark = pytest.mark.e2e  # as root with setpriv, to act as another local us
 
 
 def start_gateway(state: Path, log: Path, *args: str) -> contextlib.AbstractContextManager[Server]:
-    port = free_port()
     return running_server(
-        ["-m", "svc_mcp", "--http", "--port", str(port), *args],
-        port=port,
+        ["-m", "svc_mcp", "--http", "--port", PORT, *args],
         log_path=log,
         ready_path="/mcp",
         env=process_env({**NOWHERE, "XDG_STATE_HOME": str(state)}),
@@ -118,10 +116,11 @@ def test_a_token_file_others_may_read_is_refused(tmp_path: Path) -> None:
     token_file.write_text("kept-token-Zq8Xw3Lr5Tn1Vb7Hm4Jk9Pd2Sf6Gc0\n")
     token_file.chmod(0o644)
     env = {**NOWHERE, "XDG_STATE_HOME": str(tmp_path)}
-    [done] = run_commands([([SVC_MCP, "--http", "--port", str(free_port())], env)])
-    assert done.returncode == 2
-    assert f"chmod 600 {token_file}" in done.stderr
-    assert "Zq8Xw3" not in done.stderr
+    with reserved_port() as port:
+        [done] = run_commands([([SVC_MCP, "--http", "--port", str(port)], env)])
+        assert done.returncode == 2
+        assert f"chmod 600 {token_file}" in done.stderr
+        assert "Zq8Xw3" not in done.stderr
 
 
 def test_no_auth_serves_loopback_without_a_token_and_says_what_it_allows(tmp_path: Path) -> None:
@@ -132,10 +131,11 @@ def test_no_auth_serves_loopback_without_a_token_and_says_what_it_allows(tmp_pat
     assert "warning: --no-auth: any local user or process that can reach this address" in log
     assert not (state / "svc-mcp").exists()
     env = {**NOWHERE, "XDG_STATE_HOME": str(state)}
-    remote = [SVC_MCP, "--http", "--port", str(free_port()), "--host", "0.0.0.0"]
-    [refused] = run_commands([([*remote, "--allow-remote", "--no-auth"], env)])
-    assert refused.returncode == 2
-    assert "--no-auth serves on loopback or a Unix socket only" in refused.stderr
+    with reserved_port() as port:
+        remote = [SVC_MCP, "--http", "--port", str(port), "--host", "0.0.0.0"]
+        [refused] = run_commands([([*remote, "--allow-remote", "--no-auth"], env)])
+        assert refused.returncode == 2
+        assert "--no-auth serves on loopback or a Unix socket only" in refused.stderr
 
 
 def test_no_auth_serves_on_localhost_spelled_in_capitals(tmp_path: Path) -> None:
@@ -147,10 +147,11 @@ def test_no_auth_serves_on_localhost_spelled_in_capitals(tmp_path: Path) -> None
         assert initialize(gateway.base_url + "/mcp").status_code == 200
     assert "--no-auth: any local user" in (tmp_path / "upper.log").read_text()
     env = {**NOWHERE, "XDG_STATE_HOME": str(state)}
-    subdomain = [SVC_MCP, "--http", "--port", str(free_port()), "--host", "gateway.localhost"]
-    [refused] = run_commands([([*subdomain, "--no-auth"], env)])
-    assert refused.returncode == 2
-    assert "loopback or a Unix socket only, not on gateway.localhost" in refused.stderr
+    with reserved_port() as port:
+        subdomain = [SVC_MCP, "--http", "--port", str(port), "--host", "gateway.localhost"]
+        [refused] = run_commands([([*subdomain, "--no-auth"], env)])
+        assert refused.returncode == 2
+        assert "loopback or a Unix socket only, not on gateway.localhost" in refused.stderr
 
 
 def accepts(socket_path: Path) -> bool:

@@ -20,7 +20,7 @@ from tests.e2e import e2e_fixture
 from tests.hardening.raw_http import closed_by_server, connect
 from tests.hardening.test_gateway_auth import INITIALIZE, MCP_HEADERS, NOWHERE
 from tests.mcp.conftest import process_env
-from tests.support import Server, free_port, running_server
+from tests.support import PORT, Server, running_server
 
 TOKEN = "front-door-test-token-7Hq2LxW9vR4mZk8P"
 PER_ADDRESS = 4
@@ -35,10 +35,8 @@ LIMITS = {
 @e2e_fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root: Path = tmp_path_factory.mktemp("gateway")
-    port = free_port()
     with running_server(
-        ["-m", "svc_mcp", "--http", "--port", str(port)],
-        port=port,
+        ["-m", "svc_mcp", "--http", "--port", PORT],
         log_path=root / "server.log",
         ready_path="/mcp",
         env=process_env(

@@ -16,7 +16,7 @@ from svc_serving.bounded import MAX_HEAD_BYTES
 from tests.e2e import e2e_fixture
 from tests.hardening.conftest import wait_for
 from tests.mcp.conftest import SVC_STUB, process_env
-from tests.support import Server, free_port, running_server
+from tests.support import PORT, Server, running_server
 
 
 @e2e_fixture(scope="module")
@@ -24,10 +24,8 @@ def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("limits")
     data = root / "data"
     subprocess.run([SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True)
-    port = free_port()
     with running_server(
-        ["-m", "server_stub", "portal", "--data", str(data), "--port", str(port)],
-        port=port,
+        ["-m", "server_stub", "portal", "--data", str(data), "--port", PORT],
         log_path=root / "portal.log",
         ready_path="/api/page",
     ) as server:
@@ -36,10 +34,8 @@ def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 @e2e_fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    port = free_port()
     with running_server(
-        ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(port)],
-        port=port,
+        ["-m", "svc_mcp", "--http", "--no-auth", "--port", PORT],
         log_path=tmp_path_factory.mktemp("limits") / "gateway.log",
         ready_path="/mcp",
         env=process_env({}),
@@ -55,10 +51,8 @@ def data_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     subprocess.run(
         [SVC_STUB, "demo-data", "service", "--db", str(db)], check=True, capture_output=True
     )
-    port = free_port()
     with running_server(
-        ["-m", "server_stub", "service", "--db", str(db), "--port", str(port)],
-        port=port,
+        ["-m", "server_stub", "service", "--db", str(db), "--port", PORT],
         log_path=root / "service.log",
         ready_path="/health/live",
     ) as server:

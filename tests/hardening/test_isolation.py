@@ -35,7 +35,7 @@ from mcp.client.streamable_http import streamable_http_client
 from svc_mcp.core.failures import FailureKind
 from tests.hardening.fake_backend import ARRIVALS, fake_backend
 from tests.mcp.conftest import SERVICE_TOKEN, PortalStub, portal, process_env  # noqa: F401
-from tests.support import Server, free_port, running_server
+from tests.support import PORT, Server, running_server
 
 TIMEOUT_SECONDS = 2.0
 HUNG_CLIENTS = 20
@@ -58,12 +58,10 @@ def gateways(portal: PortalStub, tmp_path: Path) -> Iterator[tuple[Server, Serve
         }
         servers = []
         for name in ("a", "b"):
-            port = free_port()
             servers.append(
                 running.enter_context(
                     running_server(
-                        ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(port)],
-                        port=port,
+                        ["-m", "svc_mcp", "--http", "--no-auth", "--port", PORT],
                         log_path=tmp_path / f"gateway-{name}.log",
                         ready_path="/mcp",
                         env=process_env(env),

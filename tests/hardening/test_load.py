@@ -31,7 +31,7 @@ from tests.e2e import e2e_fixture
 from tests.hardening.conftest import rss_kib, seconds_from_env, start_service
 from tests.hardening.steady import RSS_GROWTH_BOUND_MIB, after_warm_up, warm_up_seconds
 from tests.mcp.conftest import SERVICE_TOKEN, SVC_STUB, PortalStub, ServiceStub, process_env
-from tests.support import ROOT, Server, free_port, running_server
+from tests.support import PORT, ROOT, Server, running_server
 
 pytestmark = [pytest.mark.soak, pytest.mark.alone]
 
@@ -94,18 +94,15 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     root = tmp_path_factory.mktemp("load")
     data = root / "portal-data"
     subprocess.run([SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True)
-    portal_port, gateway_port = free_port(), free_port()
     with (
         running_server(
-            ["-m", "server_stub", "portal", "--data", str(data), "--port", str(portal_port)],
-            port=portal_port,
+            ["-m", "server_stub", "portal", "--data", str(data), "--port", PORT],
             log_path=root / "portal.log",
             ready_path="/api/page",
         ) as portal,
         start_service(root) as service,
         running_server(
-            ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(gateway_port)],
-            port=gateway_port,
+            ["-m", "svc_mcp", "--http", "--no-auth", "--port", PORT],
             log_path=root / "gateway.log",
             ready_path="/mcp",
             env=process_env(PortalStub(portal.base_url, {}).env() | service.env()),

@@ -19,7 +19,7 @@ import pytest
 from tests.e2e import e2e_fixture
 from tests.hardening.raw_http import SERVERS, closed_by_server, served_and_held, server_command
 from tests.mcp.conftest import process_env
-from tests.support import Server, free_port, running_server
+from tests.support import PORT, Server, running_server
 from tests.support_other_user import python
 
 PER_USER = 8
@@ -76,11 +76,9 @@ def server(
 ) -> Iterator[tuple[Server, str]]:
     kind: str = request.param
     root = tmp_path_factory.mktemp(kind)
-    port = free_port()
     args, ready = server_command(kind, root)
     with running_server(
-        [*args, "--port", str(port)],
-        port=port,
+        [*args, "--port", PORT],
         log_path=root / "server.log",
         ready_path=ready,
         env=process_env(LIMITS),

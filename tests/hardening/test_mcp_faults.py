@@ -18,7 +18,7 @@ from svc_mcp.core.backends import PORTAL
 from tests.hardening.conftest import wait_for
 from tests.hardening.fake_backend import ARRIVALS, BODIES, SLOW_SECONDS, fake_backend
 from tests.mcp.conftest import SERVICE_TOKEN, SVC_MCP, process_env
-from tests.support import free_port
+from tests.support import closed_url
 
 pytestmark = pytest.mark.e2e
 
@@ -65,15 +65,15 @@ def text(result: CallToolResult) -> str:
 
 
 def test_backend_down_is_an_unreachable_tool_error() -> None:
-    base_url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    with closed_url() as base_url:  # nothing listens there
 
-    async def both() -> list[tuple[CallToolResult, float]]:
-        return await asyncio.gather(call(base_url), call(base_url, "portal_catalog"))
+        async def both() -> list[tuple[CallToolResult, float]]:
+            return await asyncio.gather(call(base_url), call(base_url, "portal_catalog"))
 
-    (service, _), (portal, _) = asyncio.run(both())
-    assert text(service).startswith("unreachable: cannot reach the data service at " + base_url)
-    assert "SERVICE_API_BASE sets the address" in text(service)
-    assert text(portal).startswith("unreachable: cannot reach the portal at " + base_url)
+        (service, _), (portal, _) = asyncio.run(both())
+        assert text(service).startswith("unreachable: cannot reach the data service at " + base_url)
+        assert "SERVICE_API_BASE sets the address" in text(service)
+        assert text(portal).startswith("unreachable: cannot reach the portal at " + base_url)
 
 
 def test_slow_backend_is_bounded_by_the_client_timeout(backend: str) -> None:

@@ -19,7 +19,7 @@ import httpx
 from tests.e2e import e2e_fixture
 from tests.hardening.conftest import seconds_from_env, wait_for
 from tests.mcp.conftest import SVC_STUB
-from tests.support import Server, free_port, running_server
+from tests.support import PORT, Server, running_server
 
 PATHS = ("/api/catalog", "/api/page")
 
@@ -28,11 +28,8 @@ PATHS = ("/api/catalog", "/api/page")
 def portal(tmp_path: Path) -> Iterator[tuple[Server, Path]]:
     data = tmp_path / "data"
     subprocess.run([SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True)
-    port = free_port()
-    args = ["-m", "server_stub", "portal", "--data", str(data), "--port", str(port)]
-    with running_server(
-        args, port=port, log_path=tmp_path / "portal.log", ready_path="/api/page"
-    ) as server:
+    args = ["-m", "server_stub", "portal", "--data", str(data), "--port", PORT]
+    with running_server(args, log_path=tmp_path / "portal.log", ready_path="/api/page") as server:
         yield server, data
 
 

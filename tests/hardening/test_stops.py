@@ -20,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from svc_mcp.core.failures import FailureKind
 from tests.hardening.fake_backend import ARRIVALS, LATE_SECONDS, fake_backend
 from tests.mcp.conftest import SERVICE_TOKEN, SVC_MCP, process_env
-from tests.support import free_port, running_server
+from tests.support import PORT, running_server
 
 pytestmark = pytest.mark.e2e
 
@@ -64,53 +64,53 @@ async def wait_arrivals(mode: str, count: int) -> None:
 def test_sigterm_of_the_gateway_answers_every_call_in_flight(
     tmp_path: Path, mode: str, timeout: str, expected: set[str]
 ) -> None:
-    with fake_backend() as base:
-        port = free_port()
-        with running_server(
-            ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(port)],
-            port=port,
+    with (
+        fake_backend() as base,
+        running_server(
+            ["-m", "svc_mcp", "--http", "--no-auth", "--port", PORT],
             log_path=tmp_path / "gateway.log",
             ready_path="/mcp",
             env=backend_env(base, mode, timeout),
-        ) as gateway:
-            url = f"{gateway.base_url}/mcp"
+        ) as gateway,
+    ):
+        url = f"{gateway.base_url}/mcp"
 
-            async def one(ready: asyncio.Event, go: asyncio.Event, opened: list[int]) -> str:
-                answered: list[str] = []
-                try:
-                    async with (
-                        streamable_http_client(url) as (read, write),
-                        ClientSession(read, write) as session,
-                    ):
-                        await session.initialize()
-                        # As hosts do; the client checks the result against the listed schema.
-                        await session.list_tools()
-                        opened.append(1)
-                        if len(opened) == CALLS:
-                            ready.set()
-                        await go.wait()
-                        result = await session.call_tool("get_system", {})
-                        answered.append(outcome(result.structured_content, result.is_error))
-                except Exception as exc:
-                    # Closing the session once the gateway is gone may fail; a call cut is what
-                    # the old gateway did.
-                    if not answered:
-                        return f"untyped: {type(exc).__name__}: {exc!r}"
-                return answered[0]
+        async def one(ready: asyncio.Event, go: asyncio.Event, opened: list[int]) -> str:
+            answered: list[str] = []
+            try:
+                async with (
+                    streamable_http_client(url) as (read, write),
+                    ClientSession(read, write) as session,
+                ):
+                    await session.initialize()
+                    # As hosts do; the client checks the result against the listed schema.
+                    await session.list_tools()
+                    opened.append(1)
+                    if len(opened) == CALLS:
+                        ready.set()
+                    await go.wait()
+                    result = await session.call_tool("get_system", {})
+                    answered.append(outcome(result.structured_content, result.is_error))
+            except Exception as exc:
+                # Closing the session once the gateway is gone may fail; a call cut is what
+                # the old gateway did.
+                if not answered:
+                    return f"untyped: {type(exc).__name__}: {exc!r}"
+            return answered[0]
 
-            async def run() -> list[str]:
-                ready, go, opened = asyncio.Event(), asyncio.Event(), []
-                arrived = ARRIVALS[mode]
-                calls = [asyncio.create_task(one(ready, go, opened)) for _ in range(CALLS)]
-                await ready.wait()
-                go.set()
-                await wait_arrivals(mode, arrived + SLOTS)
-                gateway.process.send_signal(signal.SIGTERM)
-                return await asyncio.gather(*calls)
+        async def run() -> list[str]:
+            ready, go, opened = asyncio.Event(), asyncio.Event(), []
+            arrived = ARRIVALS[mode]
+            calls = [asyncio.create_task(one(ready, go, opened)) for _ in range(CALLS)]
+            await ready.wait()
+            go.set()
+            await wait_arrivals(mode, arrived + SLOTS)
+            gateway.process.send_signal(signal.SIGTERM)
+            return await asyncio.gather(*calls)
 
-            outcomes = asyncio.run(run())
-            code = gateway.process.wait(timeout=float(timeout) + 5)
-            log = gateway.log()
+        outcomes = asyncio.run(run())
+        code = gateway.process.wait(timeout=float(timeout) + 5)
+        log = gateway.log()
     assert set(outcomes) <= expected, outcomes
     assert code == 0, log
     assert "Traceback" not in log, log

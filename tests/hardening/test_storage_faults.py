@@ -20,7 +20,7 @@ import pytest
 from server_stub.service.intake import WRITE_BUSY_SECONDS
 from tests.hardening.test_service_faults import envelope, exclusive_lock, stored_ids
 from tests.mcp.conftest import INTEL_KEY, SERVICE_TOKEN, SVC_STUB, ServiceStub, service_stub
-from tests.support import CONFINED, free_port, running_server
+from tests.support import CONFINED, PORT, running_server
 
 pytestmark = pytest.mark.e2e
 
@@ -197,11 +197,9 @@ def test_lost_write_access_is_logged_once_refused_and_not_ready(tmp_path: Path, 
 def service_stub_on(folder: Path, logs: Path) -> Iterator[ServiceStub]:
     """The service stub on the database already in `folder`, its log in `logs`."""
     db = folder / "service.db"
-    port = free_port()
     env = {"SERVICE_API_TOKEN": SERVICE_TOKEN, "SERVICE_INTEL_HMAC": INTEL_KEY}
     with running_server(
-        ["-m", "server_stub", "service", "--db", str(db), "--port", str(port), "--no-access-log"],
-        port=port,
+        ["-m", "server_stub", "service", "--db", str(db), "--port", PORT, "--no-access-log"],
         log_path=logs / "service.log",
         ready_path="/health/live",
         env=env,

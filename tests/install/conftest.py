@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import itertools
 import json
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from svc_mcp.cli.main import main
 from svc_mcp.hosts.table import HOSTS
 from tests.e2e import e2e_fixture
 from tests.mcp.conftest import portal  # noqa: F401 - the shared portal stub fixture
-from tests.support import Server, free_port, running_server
+from tests.support import PORT, Server, running_server
 from tests.support_claude_code import claude_code  # noqa: F401 - real Claude Code from npm
 
 SVC_STUB = str(Path(sys.executable).parent / "svc-stub")
@@ -170,14 +171,13 @@ StartService = Callable[[str], Server]
 def start_service(service_db: Path, tmp_path: Path) -> Iterator[StartService]:
     """Starts a fresh data service stub (its own lockout state) with the given token."""
     with contextlib.ExitStack() as stack:
+        started = itertools.count()
 
         def start(token: str) -> Server:
-            port = free_port()
             return stack.enter_context(
                 running_server(
-                    ["-m", "server_stub", "service", "--db", str(service_db), "--port", str(port)],
-                    port=port,
-                    log_path=tmp_path / f"service-{port}.log",
+                    ["-m", "server_stub", "service", "--db", str(service_db), "--port", PORT],
+                    log_path=tmp_path / f"service-{next(started)}.log",
                     ready_path="/health/live",
                     env={"SERVICE_API_TOKEN": token},
                 )

@@ -24,7 +24,7 @@ from tests.install.conftest import (
     servers_of,
 )
 from tests.mcp.conftest import PortalStub
-from tests.support import free_port
+from tests.support import closed_url
 
 Findings = dict[str, dict[str, Any]]
 
@@ -87,23 +87,23 @@ def test_everything_needed_works(
 def test_an_unreachable_service_fails_only_when_needed(
     portal: PortalStub, fake_home: Home, run_cli: RunCli
 ) -> None:
-    nowhere = f"http://127.0.0.1:{free_port()}"
-    env = {"PORTAL_API_BASE": portal.base_url, "SERVICE_API_BASE": nowhere}
+    with closed_url() as nowhere:
+        env = {"PORTAL_API_BASE": portal.base_url, "SERVICE_API_BASE": nowhere}
 
-    result, findings = doctor(run_cli, env=env)
-    assert result.returncode == 8
-    failure = findings["service.answers"]
-    assert failure["status"] == "fail"
-    assert failure["kind"] == "unreachable"
-    assert failure["message"].startswith(f"cannot reach the data service at {nowhere}")
-    assert "service.auth" not in findings
-    assert findings["portal.answers"]["status"] == "ok"
-    assert findings["portal.identity"]["message"].startswith("anonymous")
-    assert findings["hosts"]["status"] == "warn"  # advice, not a failure
+        result, findings = doctor(run_cli, env=env)
+        assert result.returncode == 8
+        failure = findings["service.answers"]
+        assert failure["status"] == "fail"
+        assert failure["kind"] == "unreachable"
+        assert failure["message"].startswith(f"cannot reach the data service at {nowhere}")
+        assert "service.auth" not in findings
+        assert findings["portal.answers"]["status"] == "ok"
+        assert findings["portal.identity"]["message"].startswith("anonymous")
+        assert findings["hosts"]["status"] == "warn"  # advice, not a failure
 
-    portal_only, findings = doctor(run_cli, "--toolsets", "portal", env=env)
-    assert portal_only.returncode == 0
-    assert not [check for check in findings if check.startswith("service.")]
+        portal_only, findings = doctor(run_cli, "--toolsets", "portal", env=env)
+        assert portal_only.returncode == 0
+        assert not [check for check in findings if check.startswith("service.")]
 
 
 def test_a_wrong_token_is_sent_once_and_never_shown(

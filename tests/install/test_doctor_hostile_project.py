@@ -24,7 +24,7 @@ from tests.e2e import e2e_fixture
 from tests.install.conftest import Home, RunCli
 from tests.install.test_doctor_trust import findings_of, hostile_url, write
 from tests.mcp.conftest import PortalStub
-from tests.support import free_port
+from tests.support import reserved_port
 from tests.support_other_user import OTHER_UID, python
 
 __all__ = ["hostile_url"]  # the fixture, used here too
@@ -159,8 +159,8 @@ class Listener:
 def other_users_listener() -> Iterator[Listener]:
     """An HTTP server on loopback run by another local user (uid 4242), printing each request's
     headers."""
-    port = free_port()
-    script = f"""
+    with reserved_port() as port:
+        script = f"""
 import http.server, json
 class H(http.server.BaseHTTPRequestHandler):
     def do_POST(self):

@@ -34,7 +34,7 @@ from svc_mcp.hosts.table import HOSTS
 from svc_mcp.tools.table import TOOLS
 from tests.install.conftest import CLEARED, HOST_NAMES, FakeIndex, Home, RunCli, servers_of
 from tests.mcp.conftest import PortalStub
-from tests.support import ROOT, Server, free_port, running_server
+from tests.support import PORT, ROOT, Server, closed_url, running_server
 
 pytestmark = pytest.mark.e2e
 
@@ -157,11 +157,9 @@ def test_every_stdio_entry_starts_from_the_wheel_and_the_checkout(
 
 @pytest.fixture(scope="module")
 def gateway(portal: PortalStub, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    port = free_port()
     env = {"SVC_MCP_GATEWAY_TOKEN": GATEWAY_TOKEN, "PORTAL_API_BASE": portal.base_url}
     with running_server(
-        ["-m", "svc_mcp", "--http", "--port", str(port)],
-        port=port,
+        ["-m", "svc_mcp", "--http", "--port", PORT],
         log_path=tmp_path_factory.mktemp("gateway") / "gateway.log",
         ready_path="/mcp",
         env=env,
@@ -252,53 +250,62 @@ def test_doctor_fails_with_the_fix_on_entries_that_cannot_start(
     uvx.parent.mkdir()
     uvx.write_text("#!/bin/sh\nexit 3\n")
     uvx.chmod(0o755)
-    entries = {
-        "cursor": {"command": "/nonexistent/bin/svc-mcp", "args": []},
-        "claude-code": {
-            "command": str(uvx),
-            "args": ["--default-index", fake_index.without_package, "svc-mcp"],
-        },
-        "windsurf": {"command": str(uvx), "args": ["--from", f"git+{GITHUB_URL}", "svc-mcp"]},
-        "gemini": {"httpUrl": f"http://127.0.0.1:{free_port()}/mcp"},  # no gateway there
-    }
-    for client, entry in entries.items():
-        path = fake_home.user_file(client)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"mcpServers": {"svc": entry}}))
-    # Codex waits `startup_timeout_sec` for a server that starts but never answers.
-    slow = fake_home.home / "slow" / "svc-mcp"
-    slow.parent.mkdir()
-    slow.write_text("#!/bin/sh\nexec sleep 30\n")
-    slow.chmod(0o755)
-    codex = fake_home.user_file("codex")
-    codex.parent.mkdir(parents=True)
-    codex.write_text(f'[mcp_servers.svc]\ncommand = "{slow}"\nstartup_timeout_sec = 0.5\n')
-    doctor = run_cli(
-        "doctor", "--toolsets", "portal", "--json", env={"PORTAL_API_BASE": "http://127.0.0.1:9"}
-    )
-    findings = {f["check"]: f for f in map(json.loads, doctor.stdout.splitlines())}
-    assert doctor.returncode != 0
-    missing = findings["host.cursor.user"]
-    assert (missing["status"], missing["kind"]) == ("fail", "misconfigured")
-    assert "runs /nonexistent/bin/svc-mcp, which is not there" in missing["message"]
-    assert "run `svc-mcp install --client cursor --scope user` again" in missing["message"]
-    unpublished = findings["host.claude-code.user"]
-    assert unpublished["status"] == "fail"
-    assert (
-        f"svc-mcp is not on the package index {fake_index.without_package}"
-        in unpublished["message"]
-    )
-    assert "run `svc-mcp install --client claude-code --scope user` again" in unpublished["message"]
-    down = findings["host.gemini.user"]
-    assert down["status"] == "fail"
-    assert "did not answer as an MCP server" in down["message"]
-    assert (
-        "start it (`svc-mcp --http`) and check the URL and SVC_MCP_GATEWAY_TOKEN" in down["message"]
-    )
-    timed_out = findings["host.codex.user"]
-    assert timed_out["status"] == "fail"
-    assert "did not list its tools within 0.5 s, Codex's limit" in timed_out["message"]
-    exits = findings["host.windsurf.user"]
-    assert exits["status"] == "fail"
-    assert "did not answer as an MCP server (Connection closed)" in exits["message"]
-    assert "run it in a terminal to see why" in exits["message"]
+    with closed_url("/mcp") as nowhere:  # no gateway there
+        entries = {
+            "cursor": {"command": "/nonexistent/bin/svc-mcp", "args": []},
+            "claude-code": {
+                "command": str(uvx),
+                "args": ["--default-index", fake_index.without_package, "svc-mcp"],
+            },
+            "windsurf": {"command": str(uvx), "args": ["--from", f"git+{GITHUB_URL}", "svc-mcp"]},
+            "gemini": {"httpUrl": nowhere},
+        }
+        for client, entry in entries.items():
+            path = fake_home.user_file(client)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"mcpServers": {"svc": entry}}))
+        # Codex waits `startup_timeout_sec` for a server that starts but never answers.
+        slow = fake_home.home / "slow" / "svc-mcp"
+        slow.parent.mkdir()
+        slow.write_text("#!/bin/sh\nexec sleep 30\n")
+        slow.chmod(0o755)
+        codex = fake_home.user_file("codex")
+        codex.parent.mkdir(parents=True)
+        codex.write_text(f'[mcp_servers.svc]\ncommand = "{slow}"\nstartup_timeout_sec = 0.5\n')
+        doctor = run_cli(
+            "doctor",
+            "--toolsets",
+            "portal",
+            "--json",
+            env={"PORTAL_API_BASE": "http://127.0.0.1:9"},
+        )
+        findings = {f["check"]: f for f in map(json.loads, doctor.stdout.splitlines())}
+        assert doctor.returncode != 0
+        missing = findings["host.cursor.user"]
+        assert (missing["status"], missing["kind"]) == ("fail", "misconfigured")
+        assert "runs /nonexistent/bin/svc-mcp, which is not there" in missing["message"]
+        assert "run `svc-mcp install --client cursor --scope user` again" in missing["message"]
+        unpublished = findings["host.claude-code.user"]
+        assert unpublished["status"] == "fail"
+        assert (
+            f"svc-mcp is not on the package index {fake_index.without_package}"
+            in unpublished["message"]
+        )
+        assert (
+            "run `svc-mcp install --client claude-code --scope user` again"
+            in unpublished["message"]
+        )
+        down = findings["host.gemini.user"]
+        assert down["status"] == "fail"
+        assert "did not answer as an MCP server" in down["message"]
+        assert (
+            "start it (`svc-mcp --http`) and check the URL and SVC_MCP_GATEWAY_TOKEN"
+            in down["message"]
+        )
+        timed_out = findings["host.codex.user"]
+        assert timed_out["status"] == "fail"
+        assert "did not list its tools within 0.5 s, Codex's limit" in timed_out["message"]
+        exits = findings["host.windsurf.user"]
+        assert exits["status"] == "fail"
+        assert "did not answer as an MCP server (Connection closed)" in exits["message"]
+        assert "run it in a terminal to see why" in exits["message"]

@@ -28,7 +28,7 @@ from svc_mcp.core.toolspec import ToolSpec
 from svc_mcp.serve.server import build_server
 from svc_mcp.tools.table import TOOLS
 from tests.e2e import e2e_fixture
-from tests.support import CONFINED, free_port, running_server
+from tests.support import CONFINED, PORT, running_server
 
 T = TypeVar("T")
 BIN = Path(sys.executable).parent
@@ -202,10 +202,8 @@ def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PortalStub]:
         ).stdout.strip()
         for caller, subject in SESSIONS.items()
     }
-    port = free_port()
     with running_server(
-        ["-m", "server_stub", "portal", "--data", str(data), "--port", str(port)],
-        port=port,
+        ["-m", "server_stub", "portal", "--data", str(data), "--port", PORT],
         log_path=root / "portal.log",
         ready_path="/api/page",
     ) as server:
@@ -242,11 +240,9 @@ def service_stub(root: Path, *server_args: str, **extra_env: str) -> Iterator[Se
     subprocess.run(
         [SVC_STUB, "demo-data", "service", "--db", str(db)], check=True, capture_output=True
     )
-    port = free_port()
     env = {"SERVICE_API_TOKEN": SERVICE_TOKEN, "SERVICE_INTEL_HMAC": INTEL_KEY, **extra_env}
     with running_server(
-        ["-m", "server_stub", "service", "--db", str(db), "--port", str(port), *server_args],
-        port=port,
+        ["-m", "server_stub", "service", "--db", str(db), "--port", PORT, *server_args],
         log_path=root / "service.log",
         ready_path="/health/live",
         env=env,

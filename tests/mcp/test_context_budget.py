@@ -25,7 +25,7 @@ from svc_mcp.demo.stubs import DemoStubs, running_stubs
 from svc_mcp.tools.table import TOOLS
 from tests.e2e import e2e_fixture
 from tests.mcp.conftest import SVC_MCP, in_memory, over_stdio, process_env, run_in_process
-from tests.support import free_port
+from tests.support import closed_url
 from tests.views.conftest import APPS
 
 TOOL_LIST_BUDGET = 20_000
@@ -216,11 +216,12 @@ def test_fields_cut_each_record_down(seen: Seen, stubs: DemoStubs) -> None:
 
 
 @pytest.fixture
-def nowhere(monkeypatch: pytest.MonkeyPatch) -> None:
+def nowhere(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Both backends at a closed loopback port, for the in-process server to read."""
-    closed = f"http://127.0.0.1:{free_port()}"
-    monkeypatch.setenv("PORTAL_API_BASE", closed)
-    monkeypatch.setenv("SERVICE_API_BASE", closed)
+    with closed_url() as closed:
+        monkeypatch.setenv("PORTAL_API_BASE", closed)
+        monkeypatch.setenv("SERVICE_API_BASE", closed)
+        yield
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,7 @@ from tests.mcp.conftest import (
     run_commands,
     run_in_process,
 )
-from tests.support import free_port
+from tests.support import closed_url
 
 
 def test_the_token_is_read_at_each_call(portal: PortalStub) -> None:
@@ -57,8 +57,8 @@ class Failure:
 BOGUS_TOKEN = "not-a-session-0123456789abcdef"
 
 
-def failures(portal: PortalStub) -> dict[str, Failure]:
-    closed = f"http://127.0.0.1:{free_port()}"
+def failures(portal: PortalStub, closed: str) -> dict[str, Failure]:
+    """The failing calls, `closed` a URL where nothing listens."""
     return {
         "unknown token": Failure(
             [SVC_MCP, "portal_whoami"],
@@ -141,9 +141,10 @@ FAILURES = [
 
 @pytest.fixture(scope="module")
 def failed(portal: PortalStub) -> dict[str, tuple[Failure, subprocess.CompletedProcess[str]]]:
-    cases = failures(portal)
-    assert sorted(cases) == sorted(FAILURES)
-    done = run_commands([(case.args, case.variables) for case in cases.values()])
+    with closed_url() as closed:
+        cases = failures(portal, closed)
+        assert sorted(cases) == sorted(FAILURES)
+        done = run_commands([(case.args, case.variables) for case in cases.values()])
     return dict(zip(cases, zip(cases.values(), done, strict=True), strict=True))
 
 

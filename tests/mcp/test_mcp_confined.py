@@ -21,7 +21,7 @@ from mcp.types import CallToolResult
 from svc_mcp.tools.table import TOOLS
 from tests.mcp.conftest import PortalStub, ServiceStub, process_env
 from tests.mcp.test_service_tools import signed_envelope
-from tests.support import ROOT, free_port, running_server
+from tests.support import PORT, ROOT, running_server
 
 pytestmark = pytest.mark.e2e
 
@@ -85,22 +85,18 @@ def balanced_url(portal: PortalStub, service: ServiceStub, tmp_path: Path) -> It
     with ExitStack() as stack:
         upstreams = []
         for index in range(2):
-            port = free_port()
             gateway = stack.enter_context(
                 running_server(
-                    [*SERVER, "--http", "--port", str(port)],
-                    port=port,
+                    [*SERVER, "--http", "--port", PORT],
                     log_path=tmp_path / f"gateway-{index}.log",
                     ready_path="/mcp",
                     env=env,
                 )
             )
             upstreams.append(gateway.base_url)
-        port = free_port()
         proxy = stack.enter_context(
             running_server(
-                ["-m", "tests.mcp.round_robin", str(port), *upstreams],
-                port=port,
+                ["-m", "tests.mcp.round_robin", PORT, *upstreams],
                 log_path=tmp_path / "proxy.log",
                 ready_path="/_proxy/counts",
                 env={"PYTHONPATH": str(ROOT)},

@@ -39,7 +39,7 @@ from tests.mcp.conftest import (
     run_commands,
     run_in_process,
 )
-from tests.support import free_port, running_server
+from tests.support import PORT, running_server
 
 CALLERS = ("anonymous", "auditor")
 REQUEST_ID = re.compile(r" \(request id [0-9a-f]{16,32}\)$")
@@ -99,11 +99,9 @@ def views(
     with contextlib.ExitStack() as stack:
         gateway_urls = {}
         for caller in CALLERS:
-            port = free_port()
             server = stack.enter_context(
                 running_server(
-                    ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(port)],
-                    port=port,
+                    ["-m", "svc_mcp", "--http", "--no-auth", "--port", PORT],
                     log_path=Path(logs) / f"{caller}.log",
                     ready_path="/mcp",
                     env=process_env(portal.env(caller)),

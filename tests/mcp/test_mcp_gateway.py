@@ -15,7 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from svc_mcp.tools.table import TOOLS
 from tests.mcp.conftest import SVC_MCP, PortalStub, process_env, run_commands
-from tests.support import ANY_ADDRESS, Server, free_port, running_server
+from tests.support import PORT, Server, reserved_port, running_server
 
 GATEWAY_TOKEN = "gateway-token-for-the-tests-0123456789"
 ALLOWED_NAME = "mcp.internal.test"
@@ -35,15 +35,12 @@ INITIALIZE = {
 def start_gateway(
     portal: PortalStub, log_path: Path, *extra_args: str, token: str | None = None
 ) -> AbstractContextManager[Server]:
-    # Free on every address, as `--host 0.0.0.0` needs; running_server moves to another port
-    # when the gateway finds it taken by then.
-    port = free_port(ANY_ADDRESS)
+    # running_server reserves the port on every address, as `--host 0.0.0.0` needs.
     variables = portal.env("auditor")
     if token is not None:
         variables["SVC_MCP_GATEWAY_TOKEN"] = token
     return running_server(
-        ["-m", "svc_mcp", "--http", "--port", str(port), *extra_args],
-        port=port,
+        ["-m", "svc_mcp", "--http", "--port", PORT, *extra_args],
         log_path=log_path,
         ready_path="/mcp",
         env=process_env(variables),
@@ -118,12 +115,13 @@ def test_an_unsafe_bind_is_refused(
     variables = portal.env()
     if token is not None:
         variables["SVC_MCP_GATEWAY_TOKEN"] = token
-    [done] = run_commands([([SVC_MCP, "--http", "--port", str(free_port()), *args], variables)])
-    assert done.returncode == 2
-    assert done.stderr.startswith("svc-mcp: usage: ")
-    assert says in done.stderr
-    if token is not None:
-        assert token not in done.stderr
+    with reserved_port() as port:
+        [done] = run_commands([([SVC_MCP, "--http", "--port", str(port), *args], variables)])
+        assert done.returncode == 2
+        assert done.stderr.startswith("svc-mcp: usage: ")
+        assert says in done.stderr
+        if token is not None:
+            assert token not in done.stderr
 
 
 def test_serving_options_need_http(portal: PortalStub) -> None:

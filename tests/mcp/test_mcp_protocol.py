@@ -20,7 +20,7 @@ from mcp.shared.inbound import NAME_BEARING_METHODS
 from svc_mcp.serve.server import TOOL_LIST_TTL_MS
 from svc_mcp.tools.table import TOOLS
 from tests.mcp.conftest import SVC_MCP, PortalStub, process_env
-from tests.support import free_port, running_server
+from tests.support import PORT, running_server
 
 MODERN = "2026-07-28"
 ENVELOPE = {
@@ -98,10 +98,8 @@ def stdio(portal: PortalStub) -> Iterator[Stdio]:
 
 @pytest.fixture(scope="module")
 def url(portal: PortalStub, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
     with running_server(
-        ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(port)],
-        port=port,
+        ["-m", "svc_mcp", "--http", "--no-auth", "--port", PORT],
         log_path=tmp_path_factory.mktemp("protocol") / "gateway.log",
         ready_path="/mcp",
         env=process_env(portal.env("auditor")),

@@ -15,7 +15,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.mcp.conftest import PortalStub, process_env
-from tests.support import ROOT, free_port, running_server
+from tests.support import PORT, ROOT, running_server
 
 GATEWAY_TOKEN = "scale-out-gateway-token-0123456789abcdef"
 CALLS = 8
@@ -29,22 +29,18 @@ def balanced_url(portal: PortalStub, tmp_path_factory: pytest.TempPathFactory) -
     with ExitStack() as stack:
         upstreams = []
         for index in range(2):
-            port = free_port()
             gateway = stack.enter_context(
                 running_server(
-                    ["-m", "svc_mcp", "--http", "--port", str(port)],
-                    port=port,
+                    ["-m", "svc_mcp", "--http", "--port", PORT],
                     log_path=root / f"gateway-{index}.log",
                     ready_path="/mcp",
                     env=process_env(variables),
                 )
             )
             upstreams.append(gateway.base_url)
-        port = free_port()
         proxy = stack.enter_context(
             running_server(
-                ["-m", "tests.mcp.round_robin", str(port), *upstreams],
-                port=port,
+                ["-m", "tests.mcp.round_robin", PORT, *upstreams],
                 log_path=root / "proxy.log",
                 ready_path="/_proxy/counts",
                 env={"PYTHONPATH": str(ROOT)},

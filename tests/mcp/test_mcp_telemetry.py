@@ -33,7 +33,7 @@ from tests.mcp.conftest import (
     service_stub,
 )
 from tests.mcp.test_service_tools import signed_envelope
-from tests.support import free_port, running_server
+from tests.support import PORT, closed_url, running_server
 
 ERAS = ["initialize", "discover"]
 SECRET_SENTINEL = "sentinel-secret-7f3a9c" + "s" * 20
@@ -73,11 +73,9 @@ def traced_service(
 def gateway(
     traced_service: ServiceStub, receiver: Receiver, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, Path]]:
-    port = free_port()
     log = tmp_path_factory.mktemp("traced-gateway") / "gateway.log"
     with running_server(
-        ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(port)],
-        port=port,
+        ["-m", "svc_mcp", "--http", "--no-auth", "--port", PORT],
         log_path=log,
         ready_path="/mcp",
         env=process_env({**traced_service.env(), **otel_env(receiver, "test-gateway")}),
@@ -238,18 +236,18 @@ def test_failures_carry_their_kind_and_request_id(
         assert f'"request_id":"{parents[0].trace_id}"' in locking.log_path.read_text()
         receiver.wait_for(lambda r: len(r.metrics.get("svc_stub.guard.lockouts", [])) > 0)
 
-    closed = f"http://127.0.0.1:{free_port()}"
-    forbidden, unreachable = new_parent(), new_parent()
-    over_stdio(
-        {**variables, "SERVICE_API_BASE": closed},
-        "discover",
-        [("portal_audit", {}, forbidden), ("get_system", {}, unreachable)],
-        tmp_path / "stderr",
-    )
-    assert _server_span(receiver, forbidden).attributes["error.type"] == "forbidden"
-    assert _server_span(receiver, unreachable).attributes["error.type"] == "unreachable"
-    backend = one(receiver.trace(unreachable.trace_id), kind="client")
-    assert backend.attributes["error.type"] == "unreachable"
+    with closed_url() as closed:
+        forbidden, unreachable = new_parent(), new_parent()
+        over_stdio(
+            {**variables, "SERVICE_API_BASE": closed},
+            "discover",
+            [("portal_audit", {}, forbidden), ("get_system", {}, unreachable)],
+            tmp_path / "stderr",
+        )
+        assert _server_span(receiver, forbidden).attributes["error.type"] == "forbidden"
+        assert _server_span(receiver, unreachable).attributes["error.type"] == "unreachable"
+        backend = one(receiver.trace(unreachable.trace_id), kind="client")
+        assert backend.attributes["error.type"] == "unreachable"
 
 
 def test_no_secret_or_argument_reaches_spans_metrics_or_logs(

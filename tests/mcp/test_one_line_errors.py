@@ -13,7 +13,7 @@ from mcp import ClientSession
 from mcp.types import CallToolResult
 
 from tests.mcp.conftest import SVC_MCP, SVC_PORTAL, over_stdio, process_env
-from tests.support import free_port
+from tests.support import closed_url
 
 pytestmark = pytest.mark.e2e
 
@@ -74,14 +74,14 @@ def test_a_mistyped_tool_over_mcp_gets_the_nearest_names_not_its_own() -> None:
         await session.initialize()
         return await session.call_tool("get_ordrs", {})
 
-    nowhere = f"http://127.0.0.1:{free_port()}"
-    result = asyncio.run(
-        over_stdio({"PORTAL_API_BASE": nowhere, "SERVICE_API_BASE": nowhere}, call)
-    )
-    assert result.is_error
-    assert (result.structured_content or {})["message"] == (
-        "no tool of that name here; did you mean get_orders or get_risk? tools/list names them"
-    )
+    with closed_url() as nowhere:
+        result = asyncio.run(
+            over_stdio({"PORTAL_API_BASE": nowhere, "SERVICE_API_BASE": nowhere}, call)
+        )
+        assert result.is_error
+        assert (result.structured_content or {})["message"] == (
+            "no tool of that name here; did you mean get_orders or get_risk? tools/list names them"
+        )
 
 
 @pytest.mark.parametrize(
@@ -92,8 +92,8 @@ def test_a_mistyped_tool_over_mcp_gets_the_nearest_names_not_its_own() -> None:
     ],
 )
 def test_fields_names_a_mistyped_field_and_never_another_text(fields: str, said: str) -> None:
-    nowhere = f"http://127.0.0.1:{free_port()}"
-    done = run(SVC_MCP, "get_orders", "--fields", fields, env={"SERVICE_API_BASE": nowhere})
-    assert done.returncode == 2
-    assert said in done.stderr
-    assert "s3cr3t" not in done.stderr
+    with closed_url() as nowhere:
+        done = run(SVC_MCP, "get_orders", "--fields", fields, env={"SERVICE_API_BASE": nowhere})
+        assert done.returncode == 2
+        assert said in done.stderr
+        assert "s3cr3t" not in done.stderr

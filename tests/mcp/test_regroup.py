@@ -29,7 +29,7 @@ from svc_serving.grouping import grouped_rows
 from tests.e2e import e2e_fixture
 from tests.mcp.conftest import in_memory, over_stdio, run_in_process
 from tests.service.grouping import CASES
-from tests.support import Server, free_port, running_server
+from tests.support import PORT, Server, running_server
 
 TOKEN = "svc-regroup-token-7d1e8a6c3b5d0e4f9c2b"
 TOOLS = {
@@ -60,13 +60,11 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ser
             db = folder / kind / "service.db"
             db.parent.mkdir()
             shutil.copyfile(template, db)
-            port = free_port()
             without = [] if kind == "grouping" else ["--without-group-by", kind]
-            command = ["-m", "server_stub.service", "service", "--db", str(db), "--port", str(port)]
+            command = ["-m", "server_stub.service", "service", "--db", str(db), "--port", PORT]
             running[kind] = stack.enter_context(
                 running_server(
                     [*command, *without],
-                    port=port,
                     log_path=folder / kind / "server.log",
                     ready_path="/health/live",
                     env={"SERVICE_API_TOKEN": TOKEN},

@@ -34,7 +34,7 @@ from tests.mcp.conftest import (
     run_in_process,
     service_stub,
 )
-from tests.support import free_port, running_server
+from tests.support import PORT, closed_url, running_server
 
 READS = [spec for spec in SERVICE_TOOLS if spec.hints.read_only]
 
@@ -63,10 +63,8 @@ async def _use(session: ClientSession) -> McpView:
 def views(
     service: ServiceStub, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, Any]]:
-    port = free_port()
     with running_server(
-        ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(port)],
-        port=port,
+        ["-m", "svc_mcp", "--http", "--no-auth", "--port", PORT],
         log_path=tmp_path_factory.mktemp("service-gateway") / "gateway.log",
         ready_path="/mcp",
         env=process_env(service.env()),
@@ -194,11 +192,11 @@ def test_a_wrong_token_locks_out_and_is_never_retried(tmp_path: Path) -> None:
 
 
 def test_an_unreachable_service_names_the_url() -> None:
-    base = f"http://127.0.0.1:{free_port()}"
-    result = run_in_process(svc_mcp_cli.main, ["get_system"], {"SERVICE_API_BASE": base})
-    assert result.returncode == 8
-    assert base in result.stderr
-    assert "SERVICE_API_BASE" in result.stderr
+    with closed_url() as base:
+        result = run_in_process(svc_mcp_cli.main, ["get_system"], {"SERVICE_API_BASE": base})
+        assert result.returncode == 8
+        assert base in result.stderr
+        assert "SERVICE_API_BASE" in result.stderr
 
 
 def test_the_http_api_offers_no_control_operation(service: ServiceStub) -> None:

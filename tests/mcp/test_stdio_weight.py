@@ -13,15 +13,13 @@ from svc_mcp.core.client import LazyClient
 from svc_mcp.serve.server import build_server
 from svc_mcp.tools.table import TOOLS
 from tests.mcp.conftest import SVC_MCP, PortalStub, process_env
-from tests.support import free_port
+from tests.support import closed_url
 
 
 def test_the_pooled_client_is_made_by_the_first_call_only(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
-    # Nothing listens there: the call fails as unreachable, after making the client.
-    monkeypatch.setenv("PORTAL_API_BASE", f"http://127.0.0.1:{free_port()}")
 
     async def run() -> tuple[bool, bool, bool]:
         async with LazyClient() as http, Client(build_server(TOOLS, http)) as client:
@@ -30,7 +28,10 @@ def test_the_pooled_client_is_made_by_the_first_call_only(
             result = await client.call_tool("portal_page", {})
             return listed, http.made, result.is_error
 
-    listed, called, failed = asyncio.run(run())
+    # Nothing listens there: the call fails as unreachable, after making the client.
+    with closed_url() as nowhere:
+        monkeypatch.setenv("PORTAL_API_BASE", nowhere)
+        listed, called, failed = asyncio.run(run())
     assert (listed, called, failed) == (False, True, True)
 
 

@@ -18,7 +18,7 @@ from svc_mcp.core.backends import PORTAL
 from svc_mcp.core.connection import answer
 from svc_mcp.core.errors import Misconfigured, Unauthorized
 from tests.mcp.conftest import PortalStub, over_http, over_stdio, process_env, run_in_process
-from tests.support import Server, free_port, running_server
+from tests.support import PORT, Server, running_server
 
 
 def replace_by_rename(path: Path, token: str) -> None:
@@ -39,11 +39,9 @@ def token_file(tmp_path: Path, portal: PortalStub) -> Path:
 
 @pytest.fixture
 def gateway(portal: PortalStub, token_file: Path, tmp_path: Path) -> Iterator[Server]:
-    port = free_port()
     variables = portal.env(PORTAL_SESSION_TOKEN_FILE=str(token_file))
     with running_server(
-        ["-m", "svc_mcp", "--http", "--no-auth", "--port", str(port)],
-        port=port,
+        ["-m", "svc_mcp", "--http", "--no-auth", "--port", PORT],
         log_path=tmp_path / "gateway.log",
         ready_path="/mcp",
         env=process_env(variables),

@@ -32,7 +32,7 @@ from tests.mcp.conftest import (
     over_http,
     process_env,
 )
-from tests.support import Server, free_port, running_server
+from tests.support import PORT, Server, running_server
 
 CYCLING_DRAW = """
 import itertools, runpy
@@ -70,11 +70,9 @@ def stub(receiver: Receiver, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     subprocess.run(
         [SVC_STUB, "demo-data", "service", "--db", str(db)], check=True, capture_output=True
     )
-    port = free_port()
     launcher = CYCLING_DRAW.format(module="server_stub.telemetry", main="server_stub")
     with running_server(
-        ["-c", launcher, "service", "--db", str(db), "--port", str(port)],
-        port=port,
+        ["-c", launcher, "service", "--db", str(db), "--port", PORT],
         log_path=root / "service.log",
         ready_path="/health/live",
         env={
@@ -89,11 +87,9 @@ def stub(receiver: Receiver, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 def gateway(
     stub: ServiceStub, receiver: Receiver, log: Path, **variables: str
 ) -> AbstractContextManager[Server]:
-    port = free_port()
     launcher = CYCLING_DRAW.format(module="svc_mcp.core.telemetry", main="svc_mcp")
     return running_server(
-        ["-c", launcher, "--http", "--no-auth", "--port", str(port)],
-        port=port,
+        ["-c", launcher, "--http", "--no-auth", "--port", PORT],
         log_path=log,
         ready_path="/mcp",
         env=process_env(

@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from tests.e2e import e2e_fixture
 from tests.mcp.conftest import PortalStub, portal, process_env  # noqa: F401 (a fixture)
-from tests.support import Server, free_port, running_server
+from tests.support import PORT, Server, reserved_port, running_server
 
 HERE = Path(__file__).resolve().parent
 IDP = HERE / "idp"
@@ -154,12 +154,13 @@ def auth_server(
     grants: dict[str, list[str]] | None = None,
 ) -> Iterator[tuple[AuthServer, ec.EllipticCurvePrivateKey]]:
     key, jwk = signing_key(kid)
-    server = AuthServer(root, free_port(), list(resources), [jwk], list(clients), grants=grants)
-    server.start()
-    try:
-        yield server, key
-    finally:
-        server.stop()
+    with reserved_port() as port:
+        server = AuthServer(root, port, list(resources), [jwk], list(clients), grants=grants)
+        server.start()
+        try:
+            yield server, key
+        finally:
+            server.stop()
 
 
 def start_gateway(
@@ -171,11 +172,11 @@ def start_gateway(
             "svc_mcp",
             "--http",
             "--port",
-            str(port),
+            PORT,
             "--oauth-issuer",
             issuer,
             "--public-url",
-            f"http://127.0.0.1:{port}/mcp",
+            f"http://127.0.0.1:{PORT}/mcp",
             *args,
         ],
         port=port,

@@ -23,7 +23,7 @@ from svc_mcp.serve.caller_budget import RATE, CallerBudgets, person_budgets
 from tests.hardening.fake_backend import fake_backend
 from tests.mcp.conftest import SERVICE_TOKEN, PortalStub
 from tests.oauth.conftest import AuthServer, auth_server, service_client, start_gateway
-from tests.support import Server, free_port
+from tests.support import Server, reserved_port
 
 FLOOD = 50
 CALL = {
@@ -38,24 +38,24 @@ CALL = {
 def stack(
     portal: PortalStub, idp_root: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Server, AuthServer, str]]:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    clients = [service_client("flooder", "svc:read"), service_client("other", "svc:read")]
-    log = tmp_path_factory.mktemp("caller-budget") / "gateway.log"
-    with (
-        fake_backend() as late,
-        auth_server(idp_root, [url], clients, "k1") as (idp, _),
-        start_gateway(
-            portal,
-            log,
-            idp.issuer,
-            port,
-            SERVICE_API_BASE=f"{late}/late",
-            SERVICE_API_TOKEN=SERVICE_TOKEN,
-            SVC_MCP_TIMEOUT_SECONDS="3",
-        ) as gateway,
-    ):
-        yield gateway, idp, url
+    with reserved_port() as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        clients = [service_client("flooder", "svc:read"), service_client("other", "svc:read")]
+        log = tmp_path_factory.mktemp("caller-budget") / "gateway.log"
+        with (
+            fake_backend() as late,
+            auth_server(idp_root, [url], clients, "k1") as (idp, _),
+            start_gateway(
+                portal,
+                log,
+                idp.issuer,
+                port,
+                SERVICE_API_BASE=f"{late}/late",
+                SERVICE_API_TOKEN=SERVICE_TOKEN,
+                SVC_MCP_TIMEOUT_SECONDS="3",
+            ) as gateway,
+        ):
+            yield gateway, idp, url
 
 
 async def call(http: httpx.AsyncClient, url: str, token: str) -> dict[str, Any]:

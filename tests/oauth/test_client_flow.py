@@ -28,7 +28,7 @@ from pydantic import AnyUrl
 
 from tests.mcp.conftest import PortalStub
 from tests.oauth.conftest import AuthServer, auth_server, start_gateway
-from tests.support import Server, free_port
+from tests.support import Server, reserved_port
 
 USER = "alice@example.test"
 FORM_ACTION = re.compile(r'<form[^>]*action="([^"]+)"')
@@ -53,6 +53,10 @@ class MemoryStorage:
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
         self.client = client_info
+
+
+CALLBACK = "http://127.0.0.1:1/callback"
+"""The hosts' redirect URI: Browser takes the code from the redirect, nothing connects there."""
 
 
 class Browser:
@@ -101,17 +105,17 @@ class Browser:
 def stack(
     portal: PortalStub, idp_root: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Server, AuthServer, str]]:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    with auth_server(idp_root, [url], [], "k1") as (idp, _):
-        log = tmp_path_factory.mktemp("oauth-flow") / "gateway.log"
-        with start_gateway(portal, log, idp.issuer, port) as gateway:
-            yield gateway, idp, url
+    with reserved_port() as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        with auth_server(idp_root, [url], [], "k1") as (idp, _):
+            log = tmp_path_factory.mktemp("oauth-flow") / "gateway.log"
+            with start_gateway(portal, log, idp.issuer, port) as gateway:
+                yield gateway, idp, url
 
 
 def test_the_sdk_client_runs_the_whole_flow(stack: tuple[Server, AuthServer, str]) -> None:
     gateway, idp, url = stack
-    redirect_uri = f"http://127.0.0.1:{free_port()}/callback"
+    redirect_uri = CALLBACK
     browser = Browser(redirect_uri)
     storage = MemoryStorage()
     provider = OAuthClientProvider(

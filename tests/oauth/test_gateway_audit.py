@@ -35,7 +35,7 @@ from tests.oauth.conftest import (
     signing_key,
     start_gateway,
 )
-from tests.support import Server, free_port, running_server
+from tests.support import PORT, Server, reserved_port, running_server
 
 ACCESS_LINE = re.compile(
     r"^svc-mcp --http: (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) request_id=([0-9a-f]{32}) "
@@ -74,21 +74,23 @@ def stack(idp_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     session = subprocess.run(
         [*issue, "--subject", "alice"], check=True, capture_output=True, text=True
     ).stdout.strip()
-    portal_port, port = free_port(), free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    with (
-        running_server(
-            ["-m", "server_stub", "portal", "--data", str(data), "--port", str(portal_port)],
-            port=portal_port,
-            log_path=root / "portal.log",
-            ready_path="/api/page",
-        ) as portal,
-        auth_server(idp_root, [url], [service_client("reader", "svc:read")], "k1") as (idp, key),
-        start_gateway(
-            PortalStub(portal.base_url, {"auditor": session}), root / "gw.log", idp.issuer, port
-        ) as gateway,
-    ):
-        yield Stack(gateway, url, idp, key, portal.log_path)
+    with reserved_port() as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        with (
+            running_server(
+                ["-m", "server_stub", "portal", "--data", str(data), "--port", PORT],
+                log_path=root / "portal.log",
+                ready_path="/api/page",
+            ) as portal,
+            auth_server(idp_root, [url], [service_client("reader", "svc:read")], "k1") as (
+                idp,
+                key,
+            ),
+            start_gateway(
+                PortalStub(portal.base_url, {"auditor": session}), root / "gw.log", idp.issuer, port
+            ) as gateway,
+        ):
+            yield Stack(gateway, url, idp, key, portal.log_path)
 
 
 def access_lines(log: str) -> list[tuple[str, str, dict[str, str]]]:

@@ -32,7 +32,7 @@ from tests.mcp.conftest import SVC_STUB, PortalStub
 from tests.oauth.conftest import auth_server, start_gateway
 from tests.oauth.test_client_flow import MemoryStorage
 from tests.oauth.test_step_up import host
-from tests.support import Server, free_port, running_server
+from tests.support import PORT, Server, reserved_port, running_server
 
 SECRET = "portal-access-proxy-secret-for-the-tests-0123456789"
 ACCESS = {
@@ -63,23 +63,22 @@ def stack(idp_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         capture_output=True,
         text=True,
     ).stdout.strip()
-    portal_port, port = free_port(), free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    with (
-        running_server(
-            ["-m", "server_stub", "portal", "--data", str(data), "--port", str(portal_port)],
-            port=portal_port,
-            log_path=root / "portal.log",
-            ready_path="/api/page",
-            env=ACCESS,
-        ) as portal,
-        auth_server(idp_root, [url], [], "k1") as (idp, _),
-    ):
-        backend = PortalStub(portal.base_url, {"gateway": session})
-        variables = {**backend.env("gateway"), **ACCESS}
-        log = root / "gateway.log"
-        with start_gateway(backend, log, idp.issuer, port, **variables) as gateway:
-            yield Stack(gateway, portal, url, session)
+    with reserved_port() as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        with (
+            running_server(
+                ["-m", "server_stub", "portal", "--data", str(data), "--port", PORT],
+                log_path=root / "portal.log",
+                ready_path="/api/page",
+                env=ACCESS,
+            ) as portal,
+            auth_server(idp_root, [url], [], "k1") as (idp, _),
+        ):
+            backend = PortalStub(portal.base_url, {"gateway": session})
+            variables = {**backend.env("gateway"), **ACCESS}
+            log = root / "gateway.log"
+            with start_gateway(backend, log, idp.issuer, port, **variables) as gateway:
+                yield Stack(gateway, portal, url, session)
 
 
 def calls(url: str, person: str, *tools: str) -> dict[str, CallToolResult]:

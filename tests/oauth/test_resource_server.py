@@ -26,7 +26,7 @@ from tests.oauth.conftest import (
     signing_key,
     start_gateway,
 )
-from tests.support import Server, free_port
+from tests.support import Server, reserved_port
 
 READ_CALL = {
     "jsonrpc": "2.0",
@@ -61,16 +61,19 @@ class Setup:
 def setup(
     portal: PortalStub, idp_root: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Setup]:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    clients = [service_client("reader", "svc:read"), service_client("analyst")]
-    with (
-        auth_server(idp_root, [url, "https://elsewhere.example/mcp"], clients, "k1") as (idp, key),
-        auth_server(idp_root, [url], clients, "k1") as (other, _),
-    ):
-        log = tmp_path_factory.mktemp("oauth-gateway") / "gateway.log"
-        with start_gateway(portal, log, idp.issuer, port) as gateway:
-            yield Setup(gateway, url, idp, key, other)
+    with reserved_port() as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        clients = [service_client("reader", "svc:read"), service_client("analyst")]
+        with (
+            auth_server(idp_root, [url, "https://elsewhere.example/mcp"], clients, "k1") as (
+                idp,
+                key,
+            ),
+            auth_server(idp_root, [url], clients, "k1") as (other, _),
+        ):
+            log = tmp_path_factory.mktemp("oauth-gateway") / "gateway.log"
+            with start_gateway(portal, log, idp.issuer, port) as gateway:
+                yield Setup(gateway, url, idp, key, other)
 
 
 def b64(data: bytes) -> str:

@@ -29,8 +29,8 @@ from pydantic import AnyUrl
 from tests.mcp.conftest import SERVICE_TOKEN, PortalStub, ServiceStub, service_stub
 from tests.mcp.test_service_tools import signed_envelope
 from tests.oauth.conftest import AuthServer, auth_server, start_gateway
-from tests.oauth.test_client_flow import Browser, MemoryStorage
-from tests.support import Server, free_port
+from tests.oauth.test_client_flow import CALLBACK, Browser, MemoryStorage
+from tests.support import Server, closed_url, reserved_port
 
 BOB, ALICE = "bob@team.example", "alice@team.example"
 GRANTS = {"*": ["svc:read"], BOB: ["svc:read", "svc:intel"]}
@@ -50,20 +50,22 @@ def stack(
     portal: PortalStub, idp_root: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stack]:
     root = tmp_path_factory.mktemp("oauth-step-up")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    with (
-        service_stub(root) as service,
-        auth_server(idp_root, [url], [], "k1", grants=GRANTS) as (idp, _),
-        start_gateway(portal, root / "gateway.log", idp.issuer, port, **service.env()) as gateway,
-    ):
-        yield Stack(gateway, idp, service, url)
+    with reserved_port() as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        with (
+            service_stub(root) as service,
+            auth_server(idp_root, [url], [], "k1", grants=GRANTS) as (idp, _),
+            start_gateway(
+                portal, root / "gateway.log", idp.issuer, port, **service.env()
+            ) as gateway,
+        ):
+            yield Stack(gateway, idp, service, url)
 
 
 def host(url: str, person: str, storage: MemoryStorage) -> OAuthClientProvider:
     """A host as the official client is one: registers itself dynamically (unless `storage`
     already holds a registration) and sends `person`'s browser to sign in."""
-    redirect_uri = f"http://127.0.0.1:{free_port()}/callback"
+    redirect_uri = CALLBACK
     browser = Browser(redirect_uri, user=person)
     return OAuthClientProvider(
         server_url=url,
@@ -219,8 +221,7 @@ def refused_write(stack: Stack, token: str) -> httpx.Response:
 def test_registrations_are_kept_across_a_restart_with_a_store(
     idp_root: Path, tmp_path: Path
 ) -> None:
-    url = f"http://127.0.0.1:{free_port()}/mcp"
-    with auth_server(idp_root, [url], [], "k1") as (idp, _):
+    with closed_url("/mcp") as url, auth_server(idp_root, [url], [], "k1") as (idp, _):
         idp.store = str(tmp_path / "clients.json")
         idp.restart(idp.jwks)
         registered = httpx.post(

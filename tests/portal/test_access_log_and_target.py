@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 
 from tests.portal.conftest import PortalData
 from tests.portal.test_bad_input import assert_envelope
-from tests.support import free_port, running_server
+from tests.support import PORT, running_server
 
 PASTED = "tok-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 
@@ -38,10 +38,8 @@ def test_a_request_target_over_8_kib_is_414(client: TestClient) -> None:
 def test_the_access_log_holds_no_query_string_or_unknown_path(
     portal_data: PortalData, tmp_path: Path
 ) -> None:
-    port = free_port()
     with running_server(
-        ["-m", "server_stub", "portal", "--data", str(portal_data.path), "--port", str(port)],
-        port=port,
+        ["-m", "server_stub", "portal", "--data", str(portal_data.path), "--port", PORT],
         log_path=tmp_path / "portal.log",
         ready_path="/api/page",
     ) as server:

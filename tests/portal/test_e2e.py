@@ -12,7 +12,7 @@ import pytest
 from tests.portal.conftest import AUDITOR_ONLY, CALLERS, ENDPOINTS, PortalData
 from tests.portal.test_matrix import expected_get_status
 from tests.portal.test_read_only import tree_digest
-from tests.support import free_port, running_server
+from tests.support import PORT, running_server
 
 pytestmark = pytest.mark.e2e
 
@@ -38,7 +38,6 @@ def test_concurrent_mixed_callers_on_a_real_process(
     portal_data: PortalData, tmp_path: Path
 ) -> None:
     before = tree_digest(portal_data.path)
-    port = free_port()
     with running_server(
         [
             "-m",
@@ -47,9 +46,8 @@ def test_concurrent_mixed_callers_on_a_real_process(
             "--data",
             str(portal_data.path),
             "--port",
-            str(port),
+            PORT,
         ],
-        port=port,
         log_path=tmp_path / "portal.log",
         ready_path="/api/page",
         env={"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": os.getcwd()},

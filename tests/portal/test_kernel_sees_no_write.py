@@ -21,7 +21,7 @@ import pytest
 
 from tests.portal.conftest import AUDITOR_ONLY, CALLERS, ENDPOINTS, PortalData
 from tests.portal.test_matrix import WRITE_METHODS, expected_get_status
-from tests.support import answers, free_port, wait_ready
+from tests.support import answers, reserved_port, wait_ready
 
 pytestmark = pytest.mark.e2e
 
@@ -42,22 +42,25 @@ RESTRICTED = re.compile(r"^landlock_restrict_self\(.*\)\s*= 0")
 @contextlib.contextmanager
 def traced_portal(data: Path, trace: Path, log: Path) -> Iterator[str]:
     """`svc-stub portal` under `strace -ff` (one file per thread, so no line is split)."""
-    port = free_port()
-    command = ["strace", "-f", "-ff", "-qq", "-e", f"trace={TRACED}", "-o", str(trace)]
-    command += [sys.executable, "-m", "server_stub", "portal", "--data", str(data)]
-    command += ["--port", str(port)]
-    env = {**os.environ, "SVC_STUB_CONFINEMENT": os.environ.get("SVC_STUB_CONFINEMENT", "require")}
-    with log.open("wb") as log_file:
-        process = subprocess.Popen(
-            command, stdout=log_file, stderr=subprocess.STDOUT, env=env, start_new_session=True
-        )
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(process, log, lambda left: answers(base_url + "/api/page", left))
-        yield base_url
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=20)
+    with reserved_port() as port:
+        command = ["strace", "-f", "-ff", "-qq", "-e", f"trace={TRACED}", "-o", str(trace)]
+        command += [sys.executable, "-m", "server_stub", "portal", "--data", str(data)]
+        command += ["--port", str(port)]
+        env = {
+            **os.environ,
+            "SVC_STUB_CONFINEMENT": os.environ.get("SVC_STUB_CONFINEMENT", "require"),
+        }
+        with log.open("wb") as log_file:
+            process = subprocess.Popen(
+                command, stdout=log_file, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
+        base_url = f"http://127.0.0.1:{port}"
+        try:
+            wait_ready(process, log, lambda left: answers(base_url + "/api/page", left))
+            yield base_url
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=20)
 
 
 def run_matrix(base_url: str, portal_data: PortalData) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from server_stub.portal import admin
 from tests.portal.conftest import PortalData
-from tests.support import free_port, running_server
+from tests.support import PORT, running_server
 from tests.support_load import steady_load
 
 pytestmark = pytest.mark.e2e
@@ -35,11 +35,9 @@ def test_a_revoked_session_is_refused_on_the_next_request_under_load(
 ) -> None:
     data = portal_data.path
     sessions = [issue(data) for _ in range(SESSIONS)]
-    port = free_port()
     with (
         running_server(
-            ["-m", "server_stub", "portal", "--data", str(data), "--port", str(port)],
-            port=port,
+            ["-m", "server_stub", "portal", "--data", str(data), "--port", PORT],
             log_path=tmp_path / "portal.log",
             ready_path="/api/page",
         ) as server,

@@ -15,17 +15,15 @@ import pytest
 
 from tests.portal.conftest import PortalData
 from tests.portal.test_access_proxy import AUDIENCE, HEADER, ISSUER, SECRET, claims
-from tests.support import Server, free_port, running_server
+from tests.support import PORT, Server, running_server
 
 DEPLOYED_NAME = "portal.example.test"
 
 
 @contextlib.contextmanager
 def portal(data: Path, log: Path, **env: str) -> Iterator[Server]:
-    port = free_port()
     with running_server(
-        ["-m", "server_stub", "portal", "--data", str(data), "--port", str(port)],
-        port=port,
+        ["-m", "server_stub", "portal", "--data", str(data), "--port", PORT],
         log_path=log,
         ready_path="/health/live",
         env={

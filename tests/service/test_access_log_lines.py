@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tests.service.conftest import BEARER, TOKEN
-from tests.support import free_port, running_server
+from tests.support import PORT, running_server
 
 pytestmark = pytest.mark.e2e
 
@@ -23,12 +23,10 @@ def access_lines(log: str) -> list[dict[str, object]]:
 def test_access_lines_are_written_at_once_or_not_at_all(
     demo_db: Path, tmp_path: Path, logged: bool
 ) -> None:
-    port = free_port()
-    args = ["-m", "server_stub.service", "service", "--db", str(demo_db), "--port", str(port)]
+    args = ["-m", "server_stub.service", "service", "--db", str(demo_db), "--port", PORT]
     with (
         running_server(
             [*args] if logged else [*args, "--no-access-log"],
-            port=port,
             log_path=tmp_path / "server.log",
             ready_path="/health/live",
             env={"SERVICE_API_TOKEN": TOKEN},

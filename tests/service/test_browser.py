@@ -22,7 +22,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from server_stub.service.private_dir import passkey_file
 from tests.service.conftest import TOKEN, WRONG
-from tests.support import ROOT, Server, free_port, running_server
+from tests.support import PORT, ROOT, Server, running_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
@@ -59,10 +59,8 @@ def database(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def server(database: Path, tmp_path: Path) -> Iterator[Server]:
-    port = free_port()
     with running_server(
-        ["-m", "server_stub.service", "service", "--db", str(database), "--port", str(port)],
-        port=port,
+        ["-m", "server_stub.service", "service", "--db", str(database), "--port", PORT],
         log_path=tmp_path / "server.log",
         ready_path="/health/live",
         env={"SERVICE_API_TOKEN": TOKEN},

@@ -15,7 +15,7 @@ import pytest
 
 from tests.service.conftest import TOKEN, WRONG
 from tests.service.test_routes import DATA_ROUTES
-from tests.support import ROOT, Server, free_port, running_server
+from tests.support import PORT, ROOT, Server, running_server
 
 pytestmark = pytest.mark.e2e
 
@@ -23,10 +23,8 @@ SESSION_DB_TABLES = ("system_state", "positions", "orders", "fills", "risk_limit
 
 
 def start(db: Path, log: Path, **env: str) -> Iterator[Server]:
-    port = free_port()
     with running_server(
-        ["-m", "server_stub.service", "service", "--db", str(db), "--port", str(port)],
-        port=port,
+        ["-m", "server_stub.service", "service", "--db", str(db), "--port", PORT],
         log_path=log,
         ready_path="/health/live",
         env={"SERVICE_API_TOKEN": TOKEN, **env},

@@ -4,7 +4,6 @@ counted per /64, and one address's share of the login budget."""
 from __future__ import annotations
 
 import contextlib
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,26 +12,18 @@ import pytest
 
 from tests.service.conftest import TOKEN, WRONG
 from tests.service.test_e2e import PROXIED, client_from, remote_client, security_events, stop
-from tests.support import Server, free_port, running_server
+from tests.support import PORT, Server, running_server
 
 pytestmark = pytest.mark.e2e
 
 PREFIX = "/api/v1/auth/passkey"
 
 
-def free_ipv6_port() -> int:
-    with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as sock:
-        sock.bind(("::1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.contextmanager
 def service(db: Path, log: Path, *, host: str = "127.0.0.1", **env: str) -> Iterator[Server]:
-    port = free_ipv6_port() if ":" in host else free_port()
     command = ["-m", "server_stub.service", "service", "--db", str(db), "--host", host]
     with running_server(
-        [*command, "--port", str(port)],
-        port=port,
+        [*command, "--port", PORT],
         log_path=log,
         ready_path="/health/live",
         env={"SERVICE_API_TOKEN": TOKEN, **env},

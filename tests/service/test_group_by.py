@@ -19,7 +19,7 @@ from server_stub.service.groups import GROUPINGS, grouped_query, time_conditions
 from tests.e2e import e2e_fixture
 from tests.service.conftest import TOKEN
 from tests.service.grouping import CASES, GROUP_BY, expected_groups
-from tests.support import Server, free_port, running_server
+from tests.support import PORT, Server, running_server
 
 WINDOWS = {
     "/api/v1/pnl": {"since": "2025-04-01", "until": "2025-06-01"},
@@ -34,10 +34,8 @@ def server(demo_db_template: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     folder = tmp_path_factory.mktemp("grouped")
     db = folder / "service.db"
     shutil.copyfile(demo_db_template, db)
-    port = free_port()
     with running_server(
-        ["-m", "server_stub.service", "service", "--db", str(db), "--port", str(port)],
-        port=port,
+        ["-m", "server_stub.service", "service", "--db", str(db), "--port", PORT],
         log_path=folder / "server.log",
         ready_path="/health/live",
         env={"SERVICE_API_TOKEN": TOKEN},

@@ -15,7 +15,7 @@ import pytest
 from svc_mcp.demo.stubs import DemoStubs, running_stubs
 from tests.e2e import e2e_fixture
 from tests.mcp.conftest import process_env
-from tests.support import free_port, running_server
+from tests.support import PORT, running_server
 from tests.support_npm import npm as run_npm
 
 HERE = Path(__file__).parent
@@ -33,11 +33,9 @@ def stubs() -> Iterator[DemoStubs]:
 
 @e2e_fixture(scope="session")
 def gateway_url(stubs: DemoStubs, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
     log = tmp_path_factory.mktemp("views-gateway") / "gateway.log"
     with running_server(
-        ["-m", "svc_mcp", "--http", "--port", str(port)],
-        port=port,
+        ["-m", "svc_mcp", "--http", "--port", PORT],
         log_path=log,
         ready_path="/mcp",
         env=process_env({**stubs.mcp_variables(), "SVC_MCP_GATEWAY_TOKEN": GATEWAY_TOKEN}),
