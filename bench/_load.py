@@ -7,6 +7,7 @@ benchmark compares two servers under the same generator, in the same run, so wha
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import subprocess
 import sys
@@ -20,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.support import free_port, running_server  # noqa: E402
 
-__all__ = ["free_port", "median", "rps", "server_process"]
+__all__ = ["cpu_seconds", "free_port", "median", "rps", "server_process"]
 
 
 async def _connection(
@@ -83,6 +84,13 @@ def server_process(
         env={"PYTHONPATH": str(ROOT), **(env or {})},
     ) as server:
         yield server.process
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time the process `pid` has used so far."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def median(values: Sequence[float]) -> float:
