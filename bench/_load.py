@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import os
 import statistics
 import subprocess
 import sys
@@ -21,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.support import reserved_port, running_server  # noqa: E402
 
-__all__ = ["held_port", "median", "rps", "server_process"]
+__all__ = ["cpu_seconds", "held_port", "median", "rps", "server_process"]
 
 _HELD = ExitStack()
 atexit.register(_HELD.close)
@@ -93,6 +94,13 @@ def server_process(
         env={"PYTHONPATH": str(ROOT), **(env or {})},
     ) as server:
         yield server.process
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time the process `pid` has used so far."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def median(values: Sequence[float]) -> float:

@@ -27,7 +27,7 @@ RESULTS = HERE / "results.md"
 BENCHMARKS: dict[str, list[str]] = {
     "portal_stub": ["--seconds", "1", "--rounds", "3"],
     "service_stub": ["--requests", "4000", "--rounds", "3"],
-    "stubs_vs_bare": ["--seconds", "2", "--rounds", "3"],
+    "stubs_vs_bare": ["--seconds", "2", "--rounds", "5"],
     "mcp_calls": ["--calls", "300", "--runs", "5"],
     "intel": ["--count", "150"],
     "context": [],

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import _rows  # noqa: E402
-from _load import held_port, server_process  # noqa: E402
+from _load import cpu_seconds, held_port, server_process  # noqa: E402
 
 from server_stub.service.demo_data import write_demo_database  # noqa: E402
 from server_stub.service.guard import MAX_TRACKED_ADDRESSES, BruteForceGuard  # noqa: E402
@@ -132,13 +132,6 @@ async def _load(port: int, path: str, count: int) -> tuple[int, float]:
         *(_worker(port, request, quota, deadline) for _ in range(CONNECTIONS))
     )
     return sum(done), time.perf_counter() - started
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time the process has used so far."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run_round(target: tuple[str, int], count: int) -> tuple[float, float]:

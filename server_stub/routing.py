@@ -4,18 +4,26 @@ one `Starlette` builds). tests/architecture/test_fences.py asserts what it relie
 pyproject.toml bounds Starlette to the releases those tests ran on.
 
 `DirectRouter` is Starlette's router with a lookup for fixed paths: a request for a path without
-parameters goes straight to its route instead of being tried against every route before it.
+parameters goes straight to its route instead of being tried against every route before it, and
+to its endpoint when that is an async function: Starlette's `request_response` wrapper around it
+adds only a second exception-handler layer, which the app's `ExceptionMiddleware` (with the same
+handlers) repeats outside the router.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Route, Router
 from starlette.types import Receive, Scope, Send
+
+Endpoint = Callable[[Request], Awaitable[Response]]
 
 
 def direct_app(
@@ -41,6 +49,11 @@ class DirectRouter(Router):
     def __init__(self, routes: Sequence[BaseRoute], *, redirect_slashes: bool) -> None:
         super().__init__(list(routes), redirect_slashes=redirect_slashes)
         self.fixed_paths = _fixed_paths(self.routes)
+        self.endpoints: dict[str, Endpoint] = {
+            path: route.endpoint
+            for path, route in self.fixed_paths.items()
+            if _wraps_only_its_endpoint(route)
+        }
 
     async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
         route = (
@@ -54,7 +67,12 @@ class DirectRouter(Router):
                 scope.setdefault("router", self)
                 scope["route"] = route
                 scope.update(child_scope)
-                await route.handle(scope, receive, send)
+                endpoint = self.endpoints.get(scope["path"])
+                if endpoint is None:
+                    await route.handle(scope, receive, send)
+                    return
+                response = await endpoint(Request(scope, receive, send))
+                await response(scope, receive, send)
                 return
         await super().app(scope, receive, send)
 
@@ -71,3 +89,12 @@ def _fixed_paths(routes: Sequence[BaseRoute]) -> dict[str, Route]:
             fixed[route.path] = route
         earlier.append(route)
     return fixed
+
+
+def _wraps_only_its_endpoint(route: Route) -> bool:
+    """Whether `route.app` is `request_response(route.endpoint)` as Starlette builds it for an async
+    function, with no route middleware or body limit around it."""
+    return (
+        inspect.iscoroutinefunction(route.endpoint)
+        and getattr(route.app, "__qualname__", "") == "request_response.<locals>.app"
+    )

@@ -48,6 +48,10 @@ sample_draw: Callable[[], float] = random.random
 """The root sampler's draw in [0, 1) (a test sets a deterministic one)."""
 _recording: ContextVar[bool] = ContextVar("svc_stub_recording", default=False)
 """Whether this request's span records: `child()` asks this, not OpenTelemetry's context."""
+NEW_IDS_PER_DRAW = 512
+_new_ids: list[str] = []
+"""Request ids drawn from the kernel's random source but not handed out yet (`new_request_id`)."""
+os.register_at_fork(after_in_child=_new_ids.clear)
 
 
 def setup(service_name: str) -> None:
@@ -107,7 +111,17 @@ def request_id(scope: Scope) -> str:
     for key, value in scope["headers"]:
         if key == b"x-request-id" and _REQUEST_ID.fullmatch(value):
             return bytes(value).decode()
-    return os.urandom(8).hex()
+    return new_request_id()
+
+
+def new_request_id() -> str:
+    """16 random hex digits from `os.urandom`, drawn for `NEW_IDS_PER_DRAW` ids at once: one system
+    call per draw where one per request cost as much as the rest of the access line. A forked
+    child draws its own."""
+    if not _new_ids:
+        digits = os.urandom(8 * NEW_IDS_PER_DRAW).hex()
+        _new_ids.extend(digits[start : start + 16] for start in range(0, len(digits), 16))
+    return _new_ids.pop()
 
 
 def records(traceparent: bytes | None) -> bool:

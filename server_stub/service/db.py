@@ -121,22 +121,27 @@ class ServiceDatabase:
     def _cached(self, key: Hashable | None, compute: Callable[[sqlite3.Connection], _T]) -> _T:
         """`compute(connection)`, or its earlier result when nothing was committed since.
         A None key is never cached."""
-        with child("sqlite.query", **_SQLITE), self.reading() as connection:
-            if key is None:
-                return compute(connection)
-            marks = self._marks.read()
-            if marks is None or marks != self._marks_when_asked:
-                version = connection.execute("PRAGMA data_version").fetchone()[0]
-                if version != self._cached_version:
+        # `reading()` written out: its generator cost more than a cached answer's whole lookup.
+        with child("sqlite.query", **_SQLITE):
+            connection = self._current_connection()
+            try:
+                if key is None:
+                    return compute(connection)
+                marks = self._marks.read()
+                if marks is None or marks != self._marks_when_asked:
+                    version = connection.execute("PRAGMA data_version").fetchone()[0]
+                    if version != self._cached_version:
+                        self._cache.clear()
+                        self._cached_version = version
+                    self._marks_when_asked = marks
+                if len(self._cache) >= MAX_CACHED_RESULTS:
                     self._cache.clear()
-                    self._cached_version = version
-                self._marks_when_asked = marks
-            if len(self._cache) >= MAX_CACHED_RESULTS:
-                self._cache.clear()
-            if key in self._cache:
-                result: _T = self._cache[key]
-                return result
-            result = compute(connection)
+                if key in self._cache:
+                    result: _T = self._cache[key]
+                    return result
+                result = compute(connection)
+            except sqlite3.Error as exc:
+                raise self._read_failed(exc) from None
             self._cache[key] = result
             return result
 
@@ -186,9 +191,12 @@ class ServiceDatabase:
         try:
             yield connection
         except sqlite3.Error as exc:
-            # A broken file stays broken for this handle; the next request opens afresh.
-            self.close()
-            raise _unavailable(exc, "reading") from None
+            raise self._read_failed(exc) from None
+
+    def _read_failed(self, error: sqlite3.Error) -> DatabaseUnavailable:
+        # A broken file stays broken for this handle; the next request opens afresh.
+        self.close()
+        return _unavailable(error, "reading")
 
     def is_ready(self) -> bool:
         try:

@@ -16,7 +16,9 @@ a context manager around serving that installs its signal handlers.
 
 starlette (fence: `server_stub.routing`): `DirectRouter` subclasses `Router`, overrides its ASGI
 entry `app` (falling back to `super().app`), reads `Route.param_convertors`, `path_regex`,
-`matches` and `handle`, and replaces the router `Starlette` builds; the bound in pyproject.toml
+`matches`, `handle` and `endpoint`, calls an async endpoint itself where `request_response` (its
+`Route.app`) would add only the exception-handler layer the app's `ExceptionMiddleware` repeats,
+and replaces the router `Starlette` builds; the bound in pyproject.toml
 keeps Starlette to the releases these tests ran on.
 
 The small reaches (fence: `svc_serving.fence`): argparse's list of a parser's actions and option
@@ -39,7 +41,7 @@ import httpx
 import pytest
 import uvicorn
 from starlette.applications import Starlette
-from starlette.routing import Route, Router
+from starlette.routing import Route, Router, request_response
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 from svc_serving import fence
@@ -137,6 +139,16 @@ def test_starlettes_router_keeps_what_the_direct_router_relies_on() -> None:
     assert "self.router" in inspect.getsource(Starlette.build_middleware_stack), (
         f"{where}: Starlette no longer routes through its `router` attribute"
     )
+
+    async def endpoint(_: object) -> None: ...
+
+    # The direct call of an async endpoint skips only what request_response adds: the handler
+    # layer the app's ExceptionMiddleware repeats.
+    assert Route("/c", endpoint).app.__qualname__ == "request_response.<locals>.app", where
+    assert "wrap_app_handling_exceptions(app, request)" in inspect.getsource(request_response), (
+        f"{where}: request_response now adds more than the exception-handler layer"
+    )
+    assert "ExceptionMiddleware" in inspect.getsource(Starlette.build_middleware_stack), where
 
 
 def test_uvicorns_server_keeps_the_signal_capture_the_quiet_stop_replaces() -> None:

@@ -9,12 +9,16 @@ from pathlib import Path
 
 import pytest
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route, Router
 from starlette.testclient import TestClient
 
 from server_stub.hosts import HostAllowList, allowed_hosts
+from server_stub.http import ApiError, envelope_exception_handlers
 from server_stub.portal.app import create_app as create_portal
 from server_stub.portal.demo_data import write_demo_data
 from server_stub.routing import DirectRouter
@@ -114,6 +118,52 @@ def test_one_path_with_a_route_per_method_reaches_each_method_and_refuses_others
     assert by_method["GET"] == (200, "0")
     assert by_method["POST"] == (200, "1")
     assert by_method["DELETE"][0] == 405
+
+
+def test_an_endpoint_called_directly_fails_as_through_its_route() -> None:
+    """A fixed path's async endpoint is called without Starlette's per-route exception layer;
+    the app's own layer answers its failures with the same envelopes, and routes with anything
+    around their endpoint (route middleware, a sync function) still go through their route."""
+
+    async def refused(_: Request) -> Response:
+        raise ApiError(401, "unauthorized", "no", {"WWW-Authenticate": "Bearer"})
+
+    async def missing(_: Request) -> Response:
+        raise HTTPException(404)
+
+    async def broken(_: Request) -> Response:
+        raise ValueError("a bug")
+
+    def blocking(_: Request) -> Response:
+        return PlainTextResponse("sync")
+
+    routes: list[BaseRoute] = [
+        Route("/refused", refused),
+        Route("/missing", missing),
+        Route("/broken", broken),
+        Route("/blocking", blocking),
+        Route("/wrapped", refused, middleware=[Middleware(GZipMiddleware)]),
+    ]
+    direct = DirectRouter(routes, redirect_slashes=False)
+    assert sorted(direct.endpoints) == ["/broken", "/missing", "/refused"]
+
+    def replies(router: Router) -> list[tuple[int, str, str | None]]:
+        app = Starlette(exception_handlers=envelope_exception_handlers())
+        app.router = router
+        with TestClient(app, raise_server_exceptions=False) as client:
+            return [
+                (reply.status_code, reply.text, reply.headers.get("www-authenticate"))
+                for path in ("/refused", "/missing", "/broken", "/blocking", "/wrapped")
+                for reply in [client.get(path)]
+            ]
+
+    through_routes = replies(Router(routes, redirect_slashes=False))
+    assert replies(direct) == through_routes
+    assert through_routes[0][:2] == (
+        401,
+        '{"ok":false,"error":{"code":"unauthorized","message":"no"}}',
+    )
+    assert through_routes[2][0] == 500
 
 
 def test_host_decisions_stay_right_past_the_memo_limit() -> None:
