@@ -242,7 +242,7 @@ def test_each_part_imports_only_what_the_page_allows() -> None:
             "(core) imports svc_mcp.serve.server (serve)",
         ),
         (
-            "svc_mcp.serve.gateway",
+            "svc_mcp.serve.gateway.app",
             "svc_mcp.hosts.table",
             "(serve) imports svc_mcp.hosts.table (hosts)",
         ),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from svc_mcp.core.settings import cleartext_host
-from svc_mcp.serve.gateway import GatewayOptions, GatewayRefused, required_token
+from svc_mcp.serve.gateway.app import GatewayOptions, GatewayRefused, required_token
 from svc_serving.loopback import is_loopback
 
 LOOPBACK = [

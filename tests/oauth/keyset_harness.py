@@ -12,9 +12,9 @@ import anyio
 import anyio.lowlevel
 import httpx
 
-from svc_mcp.serve.oauth_keys import KeySet, KeyTimes
-from svc_mcp.serve.oauth_settings import OAuthSettings
-from svc_mcp.serve.oauth_tokens import JwtVerifier
+from svc_mcp.serve.oauth.keys import KeySet, KeyTimes
+from svc_mcp.serve.oauth.settings import OAuthSettings
+from svc_mcp.serve.oauth.tokens import JwtVerifier
 
 
 class Clock:

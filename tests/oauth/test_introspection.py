@@ -9,8 +9,8 @@ import anyio
 import httpx
 import pytest
 
-from svc_mcp.serve.oauth_introspection import REFUSAL_SECONDS
-from svc_mcp.serve.oauth_keys import IssuerUnavailable
+from svc_mcp.serve.oauth.introspection import REFUSAL_SECONDS
+from svc_mcp.serve.oauth.keys import IssuerUnavailable
 from tests.mcp.conftest import PortalStub
 from tests.oauth.conftest import CLIENT_SECRET, auth_server, service_client, start_gateway
 from tests.oauth.hostile_issuer import RESOURCE, hostile_issuer

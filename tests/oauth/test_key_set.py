@@ -12,9 +12,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from svc_mcp.serve.oauth_discovery import FETCH_DEADLINE_SECONDS, MAX_DOCUMENT_BYTES
-from svc_mcp.serve.oauth_keys import IssuerUnavailable, KeyTimes
-from svc_mcp.serve.oauth_tokens import LEEWAY_SECONDS
+from svc_mcp.serve.oauth.discovery import FETCH_DEADLINE_SECONDS, MAX_DOCUMENT_BYTES
+from svc_mcp.serve.oauth.keys import IssuerUnavailable, KeyTimes
+from svc_mcp.serve.oauth.tokens import LEEWAY_SECONDS
 from tests.oauth.conftest import auth_server, service_client, signing_key
 from tests.oauth.hostile_issuer import RESOURCE, hostile_issuer
 from tests.oauth.keyset_harness import Clock, running_verifier, subject

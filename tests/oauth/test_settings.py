@@ -109,8 +109,8 @@ def test_the_static_token_only_with_keep_static_token(
 
 
 def test_the_public_host_is_accepted_in_host_and_origin() -> None:
-    from svc_mcp.serve.gateway import GatewayOptions, transport_security
-    from svc_mcp.serve.oauth_settings import OAuthSettings
+    from svc_mcp.serve.gateway.app import GatewayOptions, transport_security
+    from svc_mcp.serve.oauth.settings import OAuthSettings
 
     oauth = OAuthSettings("https://idp.example.test", "https://mcp.example.test/mcp")
     with_oauth = transport_security(GatewayOptions(), oauth)

@@ -185,8 +185,8 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
         with interrupt_ends_process(PROG, shutdown):
             asyncio.run(serve_stdio(selected))
         return
-    from svc_mcp.serve.gateway import GatewayOptions, GatewayRefused, serve_http
-    from svc_mcp.serve.gateway_sockets import PortUnavailable
+    from svc_mcp.serve.gateway.app import GatewayOptions, GatewayRefused, serve_http
+    from svc_mcp.serve.gateway.sockets import PortUnavailable
 
     gc.freeze()
     gc.enable()

@@ -61,7 +61,7 @@ class _Request:
 
 
 Delegate = Callable[[ToolSpec, Connection], Connection]
-"""How the gateway makes a call for the person behind it (svc_mcp.serve.portal_identity): the
+"""How the gateway makes a call for the person behind it (svc_mcp.serve.oauth.portal_identity): the
 connection the environment says, made theirs."""
 
 

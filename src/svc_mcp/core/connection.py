@@ -61,7 +61,7 @@ class Connection:
     """The largest answer read from this backend (`Backend.max_answer_bytes`)."""
     identity: tuple[str, str] | None = field(default=None, repr=False)
     """An access proxy's header (name, signed assertion), sent in place of the token: the
-    gateway's OAuth caller as the portal sees them (svc_mcp.serve.portal_identity)."""
+    gateway's OAuth caller as the portal sees them (svc_mcp.serve.oauth.portal_identity)."""
     renewal: str | None = None
     """What renews a refused token (`Backend.renewal`), said by a 401."""
     forwarded_by: str | None = None

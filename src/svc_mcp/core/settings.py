@@ -52,7 +52,7 @@ PORTAL_ACCESS_ISSUER_VARIABLE = "PORTAL_ACCESS_JWT_ISSUER"
 PORTAL_ACCESS_AUDIENCE_VARIABLE = "PORTAL_ACCESS_JWT_AUDIENCE"
 PORTAL_ACCESS_HEADER_VARIABLE = "PORTAL_ACCESS_JWT_HEADER"
 """The portal's own access-proxy settings, given to an OAuth gateway too: it then presents each
-person to the portal as an access proxy would (svc_mcp.serve.portal_identity)."""
+person to the portal as an access proxy would (svc_mcp.serve.oauth.portal_identity)."""
 
 PERSON_RATE_VARIABLE = "SVC_MCP_PERSON_CALLS_PER_SECOND"
 """An OAuth gateway's budget per person (svc_mcp.serve.caller_budget): calls a second, bursts of

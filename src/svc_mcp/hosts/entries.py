@@ -24,8 +24,8 @@ from svc_mcp.hosts.cleartext import refusal
 from svc_mcp.hosts.errors import InstallError
 from svc_mcp.hosts.runners import runner_env
 from svc_mcp.hosts.table import HOSTS, Host
-from svc_mcp.serve.gateway_token import client_gateway_token
-from svc_mcp.serve.oauth_settings import SCOPE_READ
+from svc_mcp.serve.gateway.token import client_gateway_token
+from svc_mcp.serve.oauth.settings import SCOPE_READ
 
 TokenMode = Literal["ref", "plain", "none", "oauth"]
 

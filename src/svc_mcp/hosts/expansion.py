@@ -19,7 +19,7 @@ from svc_mcp.hosts.entries import ENTRY_KEYS, PROMPT_ID
 from svc_mcp.hosts.gateway_owner import runs_here
 from svc_mcp.hosts.runners import UV_TRUST
 from svc_mcp.hosts.table import Host
-from svc_mcp.serve.gateway_token import (
+from svc_mcp.serve.gateway.token import (
     GatewayTokenFileError,
     gateway_token_path,
     read_gateway_token,

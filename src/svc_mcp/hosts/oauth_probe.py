@@ -12,13 +12,13 @@ from typing import Any
 
 import httpx
 
-from svc_mcp.serve.oauth_discovery import (
+from svc_mcp.serve.oauth.discovery import (
     FETCH_TIMEOUT_SECONDS,
     DiscoveryFailed,
     discover,
     ssl_context,
 )
-from svc_mcp.serve.oauth_settings import metadata_url
+from svc_mcp.serve.oauth.settings import metadata_url
 
 
 @dataclass(frozen=True)

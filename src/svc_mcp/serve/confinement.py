@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from svc_mcp.core.backends import BACKENDS
 from svc_mcp.core.errors import Misconfigured
-from svc_mcp.serve.oauth_settings import OAuthSettings
+from svc_mcp.serve.oauth.settings import OAuthSettings
 from svc_mcp.serve.views import load_assets
 from svc_serving.confine import Policy, confine, status
 from svc_serving.confine_line import CONFINED, outcome_of

@@ -61,7 +61,7 @@ from svc_mcp.serve.stdio_stop import AnsweringStream, stdin_lines, stop_on_sigte
 from svc_mcp.serve.views import ViewDocument, view_documents, view_uri
 
 if TYPE_CHECKING:
-    from svc_mcp.serve.portal_identity import OnBehalf
+    from svc_mcp.serve.oauth.portal_identity import OnBehalf
 
 SERVER_NAME = "svc-mcp"
 INSTRUCTIONS = (

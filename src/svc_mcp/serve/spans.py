@@ -21,7 +21,7 @@ from opentelemetry.propagate import extract
 from opentelemetry.trace import SpanKind, StatusCode
 
 from svc_mcp.core.telemetry import capture_arguments, instruments, sampled, unrecorded
-from svc_mcp.serve.oauth_settings import CALLER
+from svc_mcp.serve.oauth.settings import CALLER
 from svc_serving.secret_names import mentions_secret
 
 REDACTED = "[redacted]"
@@ -87,7 +87,7 @@ class RequestSpans:
         if ctx.request_id is not None:
             attributes["jsonrpc.request.id"] = str(ctx.request_id)
         if (caller := CALLER.get()) is not None:
-            # The OAuth caller (svc_mcp.serve.oauth_gate) on the span only: a metric keyed by
+            # The OAuth caller (svc_mcp.serve.oauth.gate) on the span only: a metric keyed by
             # subject would grow without bound.
             attributes["enduser.id"] = caller.subject or ""
             attributes["oauth.client_id"] = caller.client_id

@@ -31,8 +31,8 @@ from starlette.types import Scope
 
 from svc_mcp.core.safe_text import safe_json, visible
 from svc_mcp.core.settings import state_directory
-from svc_mcp.serve.gateway_token import GatewayTokenFileError, ensure_gateway_token
-from svc_mcp.serve.oauth_settings import OAuthSettings
+from svc_mcp.serve.gateway.token import GatewayTokenFileError, ensure_gateway_token
+from svc_mcp.serve.oauth.settings import OAuthSettings
 
 SUBJECT_KEY_FILE = "subject-key"
 REPEAT_WINDOW_SECONDS = 15 * 60

@@ -21,9 +21,9 @@ import anyio
 import httpx
 from mcp.server.auth.provider import AccessToken
 
-from svc_mcp.serve.oauth_access import shown_subject
-from svc_mcp.serve.oauth_keys import IssuerUnavailable
-from svc_mcp.serve.oauth_settings import OAuthSettings, scope_tokens
+from svc_mcp.serve.oauth.access import shown_subject
+from svc_mcp.serve.oauth.keys import IssuerUnavailable
+from svc_mcp.serve.oauth.settings import OAuthSettings, scope_tokens
 
 KEEP_SECONDS = 60
 REFUSAL_SECONDS = 30.0

@@ -8,9 +8,9 @@ DNS-rebinding protection then answers a foreign `Origin` with 403. No path is ev
 (a redirect would be built from `Host`).
 Every request must carry `Authorization: Bearer <token>` (401 otherwise, compared in constant
 time): `SVC_MCP_GATEWAY_TOKEN`, or when that is unset the token kept for the person in their state
-directory (`gateway_token`). `--no-auth` serves without a token, on loopback or a Unix socket
+directory (`gateway.token`). `--no-auth` serves without a token, on loopback or a Unix socket
 only. A bind beyond loopback is refused unless `--allow-remote` is given and
-`SVC_MCP_GATEWAY_TOKEN` is set. OAuth (SVC_MCP_OAUTH_ISSUER) instead: `oauth_gate`.
+`SVC_MCP_GATEWAY_TOKEN` is set. OAuth (SVC_MCP_OAUTH_ISSUER) instead: `oauth.gate`.
 It keeps no session: every POST is answered on its own, as JSON, in both protocol eras
 (initialize and 2026-07-28), so instances scale out behind a load balancer.
 """
@@ -37,21 +37,21 @@ from svc_mcp.core.telemetry import setup as setup_telemetry
 from svc_mcp.core.toolspec import ToolSpec
 from svc_mcp.serve.caller_budget import person_budgets
 from svc_mcp.serve.confinement import confine_gateway
-from svc_mcp.serve.gateway_activation import activated_sockets, beyond_loopback
-from svc_mcp.serve.gateway_gates import BearerGate, NoStandaloneStream, StrictHostAndOrigin
-from svc_mcp.serve.gateway_sockets import listening
-from svc_mcp.serve.gateway_stop import GatewayServer, graceful_seconds
-from svc_mcp.serve.gateway_token import (
+from svc_mcp.serve.gateway.activation import activated_sockets, beyond_loopback
+from svc_mcp.serve.gateway.gates import BearerGate, NoStandaloneStream, StrictHostAndOrigin
+from svc_mcp.serve.gateway.sockets import listening
+from svc_mcp.serve.gateway.stop import GatewayServer, graceful_seconds
+from svc_mcp.serve.gateway.token import (
     MIN_TOKEN_CHARS,
     GatewayTokenFileError,
     ensure_gateway_token,
     gateway_token_path,
 )
-from svc_mcp.serve.oauth_access import with_subject_key
-from svc_mcp.serve.oauth_gate import OAuthGate
-from svc_mcp.serve.oauth_settings import OAuthSettings, oauth_settings, start_notices
-from svc_mcp.serve.oauth_tokens import JwtVerifier
-from svc_mcp.serve.portal_identity import OnBehalf, identity_notice, portal_identity
+from svc_mcp.serve.oauth.access import with_subject_key
+from svc_mcp.serve.oauth.gate import OAuthGate
+from svc_mcp.serve.oauth.portal_identity import OnBehalf, identity_notice, portal_identity
+from svc_mcp.serve.oauth.settings import OAuthSettings, oauth_settings, start_notices
+from svc_mcp.serve.oauth.tokens import JwtVerifier
 from svc_mcp.serve.request_selection import narrowing
 from svc_mcp.serve.server import build_server
 from svc_serving.bounded import BoundedHttpTools, bounded_protocol
@@ -82,7 +82,7 @@ class GatewayOptions:
     oauth_issuer: str | None = None
     public_url: str | None = None
     keep_static_token: bool = False
-    """OAuth's flags, over its variables (svc_mcp.serve.oauth_settings)."""
+    """OAuth's flags, over its variables (svc_mcp.serve.oauth.settings)."""
 
 
 @dataclass(frozen=True)

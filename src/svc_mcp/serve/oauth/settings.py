@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 CALLER: ContextVar[AccessToken | None] = ContextVar("svc_mcp_caller", default=None)
-"""Who makes the request being served (svc_mcp.serve.oauth_gate sets it, the call's span reads it);
+"""Who makes the request being served (svc_mcp.serve.oauth.gate sets it, the call's span reads it);
 None without OAuth. Here, in a module that imports nothing of `mcp`, for the stdio server's sake."""
 SCOPE_READ = "svc:read"
 SCOPE_INTEL = "svc:intel"
@@ -53,7 +53,7 @@ class OAuthSettings:
     max_token_lifetime: int = MAX_TOKEN_LIFETIME_SECONDS
     """How far ahead of now a token's `exp` may lie (`SVC_MCP_OAUTH_MAX_TOKEN_LIFETIME`)."""
     subject_key: bytes = field(default_factory=lambda: os.urandom(32), repr=False)
-    """Names e-mail subjects in logs and spans (svc_mcp.serve.oauth_access.shown_subject)."""
+    """Names e-mail subjects in logs and spans (svc_mcp.serve.oauth.access.shown_subject)."""
 
     @property
     def issuer_port(self) -> int:

@@ -1,7 +1,7 @@
 """The authorization server's signing keys, as the gateway's token verifier holds them.
 
 One task (`KeySet.run`, started with the gateway) reads the issuer's metadata and key set
-(svc_mcp.serve.oauth_discovery: a deadline and a size cap per document) at start, every
+(svc_mcp.serve.oauth.discovery: a deadline and a size cap per document) at start, every
 `max_age` seconds, and when a request brings a key id the set lacks. No request waits on the
 network for a key that is held, and none holds a lock: a read in progress blocks no one.
 
@@ -28,7 +28,7 @@ import httpx
 import jwt
 
 from svc_mcp.core.safe_text import visible
-from svc_mcp.serve.oauth_discovery import DiscoveryFailed, discover, fetch_json
+from svc_mcp.serve.oauth.discovery import DiscoveryFailed, discover, fetch_json
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]

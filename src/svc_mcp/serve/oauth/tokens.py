@@ -1,6 +1,6 @@
 """Validates the RFC 9068 JWT access tokens of the gateway's authorization server.
 
-The issuer's keys are held by svc_mcp.serve.oauth_keys (read at start, when due, and when a
+The issuer's keys are held by svc_mcp.serve.oauth.keys (read at start, when due, and when a
 token names a key id the set lacks). A token is accepted only when its `typ` is `at+jwt`
 (RFC 9068 §4), it is signed by one of those keys with an asymmetric algorithm (never `none`,
 never HMAC: an HMAC "signature" keyed with the public key is the classic forgery), `iss` is the
@@ -25,10 +25,10 @@ import httpx
 import jwt
 from mcp.server.auth.provider import AccessToken
 
-from svc_mcp.serve.oauth_access import shown_subject
-from svc_mcp.serve.oauth_introspection import Introspection
-from svc_mcp.serve.oauth_keys import Clock, IssuerUnavailable, KeySet
-from svc_mcp.serve.oauth_settings import OAuthSettings, scope_tokens
+from svc_mcp.serve.oauth.access import shown_subject
+from svc_mcp.serve.oauth.introspection import Introspection
+from svc_mcp.serve.oauth.keys import Clock, IssuerUnavailable, KeySet
+from svc_mcp.serve.oauth.settings import OAuthSettings, scope_tokens
 
 LEEWAY_SECONDS = 30
 """Clock skew allowed between the authorization server and the gateway, on `exp` and `nbf`."""

@@ -6,7 +6,7 @@ scope the token lacks with 403 `insufficient_scope` naming the scope, so a host 
 Each tool's scope follows from its row of the tool table: a read needs `svc:read`, a write
 `svc:intel`; the 403 is a JSON-RPC error too, so a client shows its text. The caller (the token's
 `sub` and client id, never the token) is put where the call's span reads it (`CALLER`) and on
-one access line per request (svc_mcp.serve.oauth_access); refused tokens leave folded lines.
+one access line per request (svc_mcp.serve.oauth.access); refused tokens leave folded lines.
 While the issuer cannot be read, a token whose key is not known yet is answered 503 with
 `Retry-After`, never `invalid_token`: a host would start a new sign-in for nothing.
 The token goes no further: the backends are called with the gateway's own credentials.
@@ -33,10 +33,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from svc_mcp.core.failures import FailureKind
 from svc_mcp.core.telemetry import CURRENT_REQUEST, RequestNote
 from svc_mcp.core.toolspec import ToolSpec
-from svc_mcp.serve.gateway_gates import UNAUTHORIZED_CODE
-from svc_mcp.serve.oauth_access import RefusalLog, access_line
-from svc_mcp.serve.oauth_keys import IssuerUnavailable
-from svc_mcp.serve.oauth_settings import (
+from svc_mcp.serve.gateway.gates import UNAUTHORIZED_CODE
+from svc_mcp.serve.oauth.access import RefusalLog, access_line
+from svc_mcp.serve.oauth.keys import IssuerUnavailable
+from svc_mcp.serve.oauth.settings import (
     CALLER,
     METADATA_PATH,
     SCOPE_INTEL,
@@ -45,7 +45,7 @@ from svc_mcp.serve.oauth_settings import (
     OAuthSettings,
     metadata_url,
 )
-from svc_mcp.serve.oauth_tokens import JwtVerifier
+from svc_mcp.serve.oauth.tokens import JwtVerifier
 
 STATIC_CALLER = AccessToken(token="", client_id="static-token", scopes=list(SCOPES))
 RETRY_AFTER_SECONDS = 5

@@ -1,0 +1,1 @@
+"""The gateway: the MCP server over streamable HTTP, behind its gates (`app` builds it)."""
