@@ -67,7 +67,9 @@ def test_a_restart_with_the_socket_kept_fails_no_call(tmp_path: Path) -> None:
                 "PORTAL_API_BASE": base,
             }
         )
+        started: list[subprocess.Popen[bytes]] = []
         first = start(listener, env, log)
+        started.append(first)
         wait_serving(log, 1)
         errors: list[str] = []
         gap: list[float] = []
@@ -98,6 +100,7 @@ def test_a_restart_with_the_socket_kept_fails_no_call(tmp_path: Path) -> None:
             assert await asyncio.to_thread(first.wait, 20) == 0
             gap.append(time.monotonic())
             second = start(listener, env, log)
+            started.append(second)
             await asyncio.to_thread(wait_serving, log, 2)
             gap.append(time.monotonic())
             await until(lambda: sum(t > gap[1] for t in done) >= 3)  # calls after it
@@ -107,7 +110,13 @@ def test_a_restart_with_the_socket_kept_fails_no_call(tmp_path: Path) -> None:
             assert await asyncio.to_thread(second.wait, 20) == 0
             return calls
 
-        calls = asyncio.run(run())
+        try:
+            calls = asyncio.run(run())
+        finally:
+            for process in started:  # a failed run leaves no gateway behind
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
     assert errors == []
     assert calls == len(done)
     assert "Traceback" not in log.read_text()
