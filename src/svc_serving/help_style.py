@@ -2,13 +2,14 @@
 the argparse ones (svc-mcp, its tools and demo, svc-portal): Click's plain help when piped (to a
 pager, grep or a file), unwrapped, so no line breaks inside a word, a choice or a command someone
 copies; `-h` and `--help` alike; a usage error as one line, `<command>: usage: <what> (see <command>
---help)`, in Click's words, exit code 2. On a terminal the typer lines show rich's panels and
-the argparse ones the same plain text (argparse does not load rich)."""
+--help)`, in Click's words, exit code 2. On a terminal the same plain help, to the terminal's
+width: typer's rich panels stay off (rich still draws the tables and doctor's findings)."""
 
 from __future__ import annotations
 
 import functools
 import re
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -29,15 +30,17 @@ def on_terminal() -> bool:
 
 
 def typer_style() -> dict[str, Any]:
-    """Keyword arguments for `typer.Typer(...)` (decided when the app is built, at start-up)."""
-    if on_terminal():
-        return {"rich_markup_mode": "rich", "context_settings": {"help_option_names": HELP_OPTIONS}}
+    """Keyword arguments for `typer.Typer(...)` (decided when the app is built, at start-up):
+    Click's plain help (no rich markup, no rich traceback, which would show local variables such
+    as a token), as wide as argparse's."""
+    width = argparse_width() or shutil.get_terminal_size().columns
     return {
         "rich_markup_mode": None,
+        "pretty_exceptions_enable": False,
         "context_settings": {
             "help_option_names": HELP_OPTIONS,
-            "max_content_width": UNWRAPPED,
-            "terminal_width": UNWRAPPED,
+            "max_content_width": width,
+            "terminal_width": width,
         },
     }
 

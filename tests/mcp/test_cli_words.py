@@ -1,7 +1,7 @@
 """The user's own words on the real `svc-mcp` console script: a malformed time, number or choice
 is refused before anything is sent; `--json` is accepted by every tool command; a mistyped tool
 name gets "did you mean"; a gateway port in use is `misconfigured`, with no "serving" line; help
-is rich on a terminal and plain, unwrapped text when piped."""
+is Click's plain text on a terminal and when piped (unwrapped then)."""
 
 from __future__ import annotations
 
@@ -163,19 +163,7 @@ def test_every_command_line_has_one_look_piped() -> None:
         prog = name.split()[0]
         shown, refused = next(done), next(done)
         assert shown.returncode == 0, (name, shown.stderr)
-        lines = shown.stdout.splitlines()
-        assert re.fullmatch(rf"Usage: {name} \[OPTIONS\]( COMMAND \[ARGS\]\.\.\.)?", lines[0]), (
-            lines[0]
-        )
-        headings = [line for line in lines if re.fullmatch(r"\S.*:", line)]
-        assert headings[0] == "Options:", (name, headings)
-        assert set(headings) <= HEADINGS, (name, headings)
-        if "COMMAND" in lines[0]:
-            assert "Commands:" in headings, name
-        assert re.search(r"^  -h, --help {2,}Show this message and exit\.$", shown.stdout, re.M)
-        entries = [line for line in lines if re.match(r"  --?\w", line)]
-        assert all(re.match(r"  \S.*? {2,}\S|  \S+( \S+)?$", line) for line in entries), name
-        assert lines[2].startswith("  ") or lines[2] == "Options:", (name, lines[2])  # description
+        assert_click_help(name, shown.stdout)
         said = f"Missing option '{required}'." if required else "No such option: --nope"
         assert (refused.returncode, refused.stdout) == (2, ""), (name, refused.stderr)
         (line,) = refused.stderr.splitlines()
@@ -185,23 +173,53 @@ def test_every_command_line_has_one_look_piped() -> None:
         ), (name, line)
 
 
-def test_help_on_a_terminal_is_rich_and_flags_show_no_value() -> None:
+def assert_click_help(name: str, text: str) -> None:
+    """Click's plain help: its usage line, headings, option layout and `-h, --help` line."""
+    lines = text.splitlines()
+    assert re.fullmatch(rf"Usage: {name} \[OPTIONS\]( COMMAND \[ARGS\]\.\.\.)?", lines[0]), lines[0]
+    headings = [line for line in lines if re.fullmatch(r"\S.*:", line)]
+    assert headings[0] == "Options:", (name, headings)
+    assert set(headings) <= HEADINGS, (name, headings)
+    if "COMMAND" in lines[0]:
+        assert "Commands:" in headings, name
+    assert re.search(r"^  -h, --help {2,}Show this message and exit\.$", text, re.M), name
+    entries = [line for line in lines if re.match(r"  --?\w", line)]
+    assert all(re.match(r"  \S.*? {2,}\S|  \S+( \S+)?$", line) for line in entries), name
+    assert lines[2].startswith("  ") or lines[2] == "Options:", (name, lines[2])  # description
+    assert not {"╭", "│", "\x1b"} & set(text), name  # no panel, no colour
+
+
+def on_a_terminal(words: list[str]) -> str:
+    """What `words` write to a terminal (200 columns), read while they write: a writer to a
+    terminal nobody reads waits once its few kB are full."""
     controller, terminal = pty.openpty()
-    process = subprocess.Popen(
-        [SVC_MCP, "doctor", "--help"],
-        stdout=terminal,
-        stderr=terminal,
-        env=process_env({"COLUMNS": "200"}),
-    )
-    os.close(terminal)
-    output = b""
-    with contextlib.suppress(OSError):  # EIO once the process has closed the terminal
-        while chunk := os.read(controller, 4096):
-            output += chunk
-    os.close(controller)
-    assert process.wait(timeout=60) == 0
-    text = re.sub(r"\x1b\[[0-9;]*m", "", output.decode())
-    assert "╭" in text
+    try:
+        process = subprocess.Popen(
+            words, stdout=terminal, stderr=terminal, env=process_env({"COLUMNS": "200"})
+        )
+        os.close(terminal)
+        terminal = -1
+        output = b""
+        with contextlib.suppress(OSError):  # EIO once the process has closed the terminal
+            while chunk := os.read(controller, 65536):
+                output += chunk
+        assert process.wait(timeout=60) == 0, (words, output)
+    finally:
+        os.close(controller)
+        if terminal != -1:
+            os.close(terminal)
+    return output.decode().replace("\r\n", "\n")
+
+
+def test_every_command_line_has_one_look_on_a_terminal() -> None:
+    """On a terminal too, the typer command lines (install, doctor, svc-stub) show Click's plain
+    help as the argparse ones do (svc_serving.help_style), not rich's panels."""
+    for name, (words, _) in COMMAND_LINES.items():
+        assert_click_help(name, on_a_terminal([*words, "--help"]))
+
+
+def test_help_on_a_terminal_shows_flags_without_a_value() -> None:
+    text = on_a_terminal([SVC_MCP, "doctor", "--help"])
     for flag in ("--json", "--trust-project"):
         (line,) = [line for line in text.splitlines() if f"{flag} " in line]
         assert "<bool>" not in line, line

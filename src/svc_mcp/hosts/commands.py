@@ -41,8 +41,6 @@ app = typer.Typer(
     help="Set svc-mcp up in MCP hosts, and check the set-up.",
     no_args_is_help=True,
     add_completion=False,
-    # A rich traceback would show local variables, such as a token.
-    pretty_exceptions_enable=False,
     **typer_style(),
 )
 

@@ -11,7 +11,7 @@ import typer
 from svc_mcp.hosts.table import HOSTS, Host, Scope, hosts_help
 
 FLAG = ""
-"""A flag's metavar: it takes no value, so rich help shows none (not `<bool>`)."""
+"""A flag's metavar: it takes no value, so help shows none (not `<bool>`)."""
 
 MORE = (
     "Which source to pick, every host's form, and what doctor checks: "
