@@ -73,7 +73,7 @@ SAYS_IMPORTS_NOTHING_OF = sorted(
 
 
 def test_the_statements_were_read() -> None:
-    assert ("svc_mcp.serve.oauth.settings", "mcp") in SAYS_IMPORTS_NOTHING_OF
+    assert ("svc_mcp.serve.caller", "mcp") in SAYS_IMPORTS_NOTHING_OF
     assert stated_mcp_importers() >= {"svc_mcp.serve"}
 
 
@@ -93,3 +93,45 @@ def test_an_import_under_type_checking_does_not_count(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert set(runtime_imports(code)) == {"typing", "httpx"}
+
+
+STDIO_ENTRY = ("svc_mcp.serve.server", "svc_mcp.serve.confinement")
+"""What `svc-mcp` (stdio) imports of the MCP face (svc_mcp.cli.main's `_serve`)."""
+
+
+def runtime_closure(names: tuple[str, ...]) -> set[str]:
+    """The project modules `names` load when they run, through every runtime import."""
+    seen: set[str] = set()
+    pending = list(names)
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for module in runtime_imports(MODULES[name]):
+            pending += [m for m in (module, *_submodules_named(name, module)) if m in MODULES]
+    return seen
+
+
+def _submodules_named(name: str, module: str) -> list[str]:
+    """`from svc_mcp.serve import untrusted` loads svc_mcp.serve.untrusted: the names imported."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    return [
+        f"{module}.{alias.name}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == module
+        for alias in node.names
+    ]
+
+
+def test_the_stdio_server_loads_nothing_of_the_gateway_or_oauth() -> None:
+    """docs/architecture.md: the stdio path reads no OAuth settings and builds no gateway."""
+    loaded = runtime_closure(STDIO_ENTRY)
+    assert "svc_mcp.serve.spans" in loaded  # the closure was followed
+    assert "svc_mcp.serve.untrusted" in loaded
+    beyond = sorted(
+        name
+        for name in loaded
+        if under(name, "svc_mcp.serve.oauth") or under(name, "svc_mcp.serve.gateway")
+    )
+    assert beyond == []

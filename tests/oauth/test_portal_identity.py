@@ -25,8 +25,8 @@ from mcp.types import CallToolResult
 
 from svc_mcp.core.backends import PORTAL, SERVICE
 from svc_mcp.core.connection import Connection
+from svc_mcp.serve.caller import CALLER
 from svc_mcp.serve.oauth.portal_identity import NO_EMAIL, PortalIdentity
-from svc_mcp.serve.oauth.settings import CALLER
 from svc_mcp.tools.table import TOOLS
 from tests.mcp.conftest import SVC_STUB, PortalStub
 from tests.oauth.conftest import auth_server, start_gateway

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from svc_mcp.core.errors import Misconfigured, RateLimited
 from svc_mcp.core.settings import PERSON_RATE_VARIABLE
-from svc_mcp.serve.oauth.settings import CALLER
+from svc_mcp.serve.caller import CALLER
 
 IN_FLIGHT = 8
 RATE = 10.0

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from svc_mcp.core.backends import BACKENDS
 from svc_mcp.core.errors import Misconfigured
-from svc_mcp.serve.oauth.settings import OAuthSettings
 from svc_mcp.serve.views import load_assets
 from svc_serving.confine import Policy, confine, status
 from svc_serving.confine_line import CONFINED, outcome_of
 from svc_serving.otel_settings import otlp_endpoints, otlp_ports
 from svc_serving.socket_filter import resolver_needed
+
+if TYPE_CHECKING:
+    from svc_mcp.serve.oauth.settings import OAuthSettings
 
 SETTING = "SVC_MCP_CONFINEMENT"
 _DEFAULT_PORTS = {"http": 80, "https": 443}

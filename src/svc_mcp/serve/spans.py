@@ -21,7 +21,7 @@ from opentelemetry.propagate import extract
 from opentelemetry.trace import SpanKind, StatusCode
 
 from svc_mcp.core.telemetry import capture_arguments, instruments, sampled, unrecorded
-from svc_mcp.serve.oauth.settings import CALLER
+from svc_mcp.serve.caller import CALLER
 from svc_serving.secret_names import mentions_secret
 
 REDACTED = "[redacted]"

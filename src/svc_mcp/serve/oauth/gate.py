@@ -33,11 +33,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from svc_mcp.core.failures import FailureKind
 from svc_mcp.core.telemetry import CURRENT_REQUEST, RequestNote
 from svc_mcp.core.toolspec import ToolSpec
+from svc_mcp.serve.caller import CALLER
 from svc_mcp.serve.gateway.gates import UNAUTHORIZED_CODE
 from svc_mcp.serve.oauth.access import RefusalLog, access_line
 from svc_mcp.serve.oauth.keys import IssuerUnavailable
 from svc_mcp.serve.oauth.settings import (
-    CALLER,
     METADATA_PATH,
     SCOPE_INTEL,
     SCOPE_READ,

@@ -31,8 +31,8 @@ from svc_mcp.core.settings import (
     PORTAL_TOKEN_VARIABLES,
 )
 from svc_mcp.core.toolspec import ToolSpec
+from svc_mcp.serve.caller import CALLER
 from svc_mcp.serve.oauth.gate import STATIC_CALLER
-from svc_mcp.serve.oauth.settings import CALLER
 from svc_serving.secrets_check import guessable
 
 ASSERTION_SECONDS = 60

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from svc_mcp.core.errors import Misconfigured
@@ -26,13 +24,7 @@ from svc_mcp.core.settings import (
     cleartext_host,
 )
 
-if TYPE_CHECKING:
-    from mcp.server.auth.provider import AccessToken
-
 METADATA_PATH = "/.well-known/oauth-protected-resource"
-CALLER: ContextVar[AccessToken | None] = ContextVar("svc_mcp_caller", default=None)
-"""Who makes the request being served (svc_mcp.serve.oauth.gate sets it, the call's span reads it);
-None without OAuth. Here, in a module that imports nothing of `mcp`, for the stdio server's sake."""
 SCOPE_READ = "svc:read"
 SCOPE_INTEL = "svc:intel"
 SCOPES = (SCOPE_READ, SCOPE_INTEL)
