@@ -25,6 +25,9 @@ from svc_serving.grouping import grouped_rows
 
 RECORDS_BOUND = 100_000
 """The most raw records svc-mcp reads to group one answer itself (100 pages of MAX_LIMIT)."""
+PAGES_BOUND = 2 * RECORDS_BOUND // MAX_LIMIT
+"""The most pages it asks for: a service that answers short or empty pages, each with a cursor,
+ends the paging there (the answer then says it is partial) instead of holding the call forever."""
 COMPUTED_KEY = "computed"
 """Where a result says that svc-mcp grouped it, from how many records, and if from all."""
 
@@ -50,7 +53,8 @@ Paging = Generator[dict[str, str], Payload, tuple[list[dict[str, Any]], bool]]
 def page_records(query: dict[str, str]) -> Paging:
     """Yields the query of each raw page (the grouped request's filters, without `group_by`,
     its cursor or its limit) and is sent its payload; returns the records and whether they are
-    all of them (False when `RECORDS_BOUND` stopped the paging)."""
+    all of them (False when `RECORDS_BOUND` or `PAGES_BOUND` stopped the paging, or the
+    service handed back the cursor it was sent)."""
     raw = {
         name: value
         for name, value in query.items()
@@ -58,15 +62,16 @@ def page_records(query: dict[str, str]) -> Paging:
     }
     records: list[dict[str, Any]] = []
     page = {**raw, "limit": str(min(MAX_LIMIT, RECORDS_BOUND))}
-    while True:
+    for _ in range(PAGES_BOUND):
         payload = yield page
         records.extend(payload.data)
         if payload.next_cursor is None:
             return records, True
-        if len(records) >= RECORDS_BOUND:
+        if len(records) >= RECORDS_BOUND or payload.next_cursor == page.get(CURSOR.name):
             return records[:RECORDS_BOUND], False
         left = min(MAX_LIMIT, RECORDS_BOUND - len(records))
         page = {**raw, "limit": str(left), CURSOR.name: payload.next_cursor}
+    return records, False
 
 
 def computed_page(
