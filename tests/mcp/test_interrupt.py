@@ -12,7 +12,7 @@ import signal
 import socket
 import subprocess
 import termios
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -21,8 +21,23 @@ from tests.mcp.conftest import SVC_MCP, SVC_PORTAL, process_env
 pytestmark = pytest.mark.e2e
 
 
-def _controlling_terminal() -> None:
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+def _sigint_as_started(ignored: bool) -> None:
+    """SIGINT as the runner passes it on: a shell's foreground job gets it at its default, a
+    background job of a non-interactive shell (`pytest ... &`) ignored, and an ignored signal is
+    inherited across exec, where Python then installs no KeyboardInterrupt handler."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN if ignored else signal.SIG_DFL)
+
+
+def _foreground_job() -> None:
+    _sigint_as_started(ignored=False)
+
+
+def _controlling_terminal(sigint_ignored: bool) -> Callable[[], None]:
+    def prepare() -> None:
+        _sigint_as_started(sigint_ignored)
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    return prepare
 
 
 def read_until(fd: int, wanted: bytes, timeout: float = 60) -> bytes:
@@ -41,7 +56,10 @@ def read_until(fd: int, wanted: bytes, timeout: float = 60) -> bytes:
     return seen
 
 
-def test_ctrl_c_on_a_terminal_ends_the_stdio_server() -> None:
+@pytest.mark.parametrize("sigint_ignored", [False, True], ids=["foreground", "sigint-ignored"])
+def test_ctrl_c_on_a_terminal_ends_the_stdio_server(sigint_ignored: bool) -> None:
+    """Ended even when started with SIGINT ignored (it takes SIGINT itself), and from the line
+    that says it is confined on: a Ctrl-C between it and the serving is not lost."""
     main, child = pty.openpty()
     process = subprocess.Popen(
         [SVC_MCP],
@@ -50,7 +68,7 @@ def test_ctrl_c_on_a_terminal_ends_the_stdio_server() -> None:
         stderr=child,
         env=process_env({}),
         start_new_session=True,
-        preexec_fn=_controlling_terminal,  # the pty becomes its terminal
+        preexec_fn=_controlling_terminal(sigint_ignored),  # the pty becomes its terminal
     )
     os.close(child)
     try:
@@ -91,6 +109,7 @@ def test_ctrl_c_during_a_call_is_one_line(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_foreground_job,  # a call started with SIGINT ignored keeps ignoring it
     )
     try:
         connection, _ = silent_backend.accept()  # the call is now waiting for its answer

@@ -180,9 +180,11 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
             )
         from svc_mcp.core.telemetry import setup, shutdown
 
-        confine_stdio_server()
-        setup(PROG)  # after confinement, which must find one thread: the exporters start some
+        # Taken before the line that says it is confined: a Ctrl-C after that line is not lost
+        # when SIGINT came in ignored (a background job), which this handler overrides.
         with interrupt_ends_process(PROG, shutdown):
+            confine_stdio_server()
+            setup(PROG)  # after confinement, which must find one thread: exporters start some
             asyncio.run(serve_stdio(selected))
         return
     from svc_mcp.serve.gateway.app import GatewayOptions, GatewayRefused, serve_http
