@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import e2e, parallel
+from tests import e2e, parallel, support_claude_code
 from tests.support import failure_text
 
 REAL_HOME = Path(os.environ.get("HOME") or Path.home()).resolve()
@@ -113,6 +113,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     e2e.mark(items)  # before `-m` selects
+    parallel.processes_first(items)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    support_claude_code.prefetch(session.items, point_home_at)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -1,8 +1,8 @@
-"""The suite on two xdist workers (`scripts/check.py` runs `-n 2 --dist load`) without making a
-timing test race the other worker.
+"""The suite on xdist workers (`scripts/check.py` runs `-n 3 --dist load`) without making a
+timing test race another worker.
 
 A test marked `alone` (a throughput ratio, a load or soak figure, resident memory) runs while the
-other worker runs nothing: every test holds a shared lock while it sets up, runs and tears down,
+other workers run nothing: every test holds a shared lock while it sets up, runs and tears down,
 an `alone` test an exclusive one, and a gate in front keeps a stream of shared holders from
 starving it. Without xdist (the fast loop, a single file) none of this does anything.
 
@@ -45,15 +45,22 @@ def unconfigure(config: pytest.Config) -> None:
 _MADE = pytest.StashKey[str]()
 
 
+def shared_folder() -> Path | None:
+    """The folder all workers of this parallel run share (removed when the run ends); None in a
+    run without xdist."""
+    folder = os.environ.get(LOCKS_VARIABLE) if "PYTEST_XDIST_WORKER" in os.environ else None
+    return Path(folder) if folder else None
+
+
 @contextlib.contextmanager
 def turn(item: pytest.Item) -> Iterator[None]:
     """Holds the run lock, exclusively for an `alone` test, while `item` sets up, runs and tears
     down; nothing in a run without the lock folder."""
-    folder = os.environ.get(LOCKS_VARIABLE) if "PYTEST_XDIST_WORKER" in os.environ else None
-    if not folder:
+    folder = shared_folder()
+    if folder is None:
         yield
         return
-    gate, run = (_open(Path(folder) / name) for name in ("gate", "run"))
+    gate, run = (_open(folder / name) for name in ("gate", "run"))
     try:
         if item.get_closest_marker("alone"):
             fcntl.flock(gate, fcntl.LOCK_EX)
@@ -66,6 +73,14 @@ def turn(item: pytest.Item) -> Iterator[None]:
     finally:
         os.close(run)  # closing drops the locks
         os.close(gate)
+
+
+def processes_first(items: list[pytest.Item]) -> None:
+    """Puts the modules that start processes (a test marked `e2e`) before the in-process ones,
+    each module kept whole and in its place among its kind: the run then ends on a minute of small
+    tests that keep both workers busy, instead of one worker finishing a long e2e module alone."""
+    starting = {item.module for item in items if item.get_closest_marker("e2e")}
+    items.sort(key=lambda item: item.module not in starting)  # stable: the order within each kind
 
 
 def _open(path: Path) -> int:

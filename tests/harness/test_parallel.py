@@ -14,12 +14,15 @@ from tests import parallel
 
 
 class FakeItem:
-    def __init__(self, nodeid: str, *, alone: bool = False) -> None:
+    def __init__(self, nodeid: str, *, alone: bool = False, e2e: bool = False) -> None:
         self.nodeid = nodeid
+        self.module = nodeid.split("::")[0]
         self.alone = alone
+        self.e2e = e2e
 
     def get_closest_marker(self, name: str) -> object:
-        return object() if name == "alone" and self.alone else None
+        marked = {"alone": self.alone, "e2e": self.e2e}.get(name, False)
+        return object() if marked else None
 
 
 def turn(item: FakeItem) -> AbstractContextManager[None]:
@@ -81,3 +84,24 @@ def test_a_cache_is_filled_by_one_worker_at_a_time(tmp_path: Path) -> None:
         assert not entered.wait(0.3)
     thread.join(5)
     assert entered.is_set()
+
+
+def test_modules_that_start_processes_come_first_each_whole_and_in_order() -> None:
+    items = [
+        FakeItem("tests/a.py::fast"),
+        FakeItem("tests/b.py::fast"),
+        FakeItem("tests/b.py::starts", e2e=True),
+        FakeItem("tests/c.py::starts", e2e=True),
+        FakeItem("tests/d.py::fast"),
+        FakeItem("tests/e.py::starts", e2e=True),
+    ]
+    ordered = cast(list[pytest.Item], items)
+    parallel.processes_first(ordered)
+    assert [item.nodeid for item in ordered] == [
+        "tests/b.py::fast",
+        "tests/b.py::starts",
+        "tests/c.py::starts",
+        "tests/e.py::starts",
+        "tests/a.py::fast",
+        "tests/d.py::fast",
+    ]

@@ -1,8 +1,9 @@
 """A person's browser for a host that opens one (`BROWSER=... URL`): headless Chromium (Debian's
 /usr/bin/chromium, driven by Playwright) opens the authorization URL, signs in on the example
 authorization server's login form as $SIGN_IN_AS, consents, and follows the redirect to the
-host's own callback. Each page it is on goes to $SIGN_IN_LOG (one JSON line each); it exits 1
-when it never reaches a page beyond the authorization server (the host's callback)."""
+host's own callback. Each page it is on goes to $SIGN_IN_LOG (one JSON line each), and a last
+line `{"ended": ...}` when it is done; it exits 1 when it never reaches a page beyond the
+authorization server (the host's callback)."""
 
 from __future__ import annotations
 
@@ -59,5 +60,10 @@ def sign_in(url: str, person: str, log: str) -> bool:
 
 
 if __name__ == "__main__":
-    landed = sign_in(sys.argv[1], os.environ["SIGN_IN_AS"], os.environ["SIGN_IN_LOG"])
+    landed = False
+    try:
+        landed = sign_in(sys.argv[1], os.environ["SIGN_IN_AS"], os.environ["SIGN_IN_LOG"])
+    finally:
+        with open(os.environ["SIGN_IN_LOG"], "a") as said:
+            print(json.dumps({"ended": landed}), file=said, flush=True)
     sys.exit(0 if landed else 1)

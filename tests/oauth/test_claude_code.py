@@ -184,10 +184,21 @@ def sign_in(stack: Stack, claude: Path, person: str, folder: Path) -> list[dict[
         env={**claude_env(stack.home), "BROWSER": str(browser_program(folder, person, pages))},
         cwd=stack.home, timeout=180,
     )  # fmt: skip
-    seen = [json.loads(line) for line in pages.read_text().splitlines()] if pages.exists() else []
+    seen = browser_pages(pages)
     assert code == 0, f"{said}\nbrowser: {seen}"
     assert 'Authenticated with "svc"' in said, said
     return seen
+
+
+def browser_pages(pages: Path) -> list[dict[str, str]]:
+    """The browser's lines, once it has ended: Claude Code returns as soon as its callback is hit,
+    while the browser may still be writing what it saw."""
+    deadline = time.monotonic() + 60
+    while True:
+        seen = [json.loads(line) for line in pages.read_text().splitlines()] if pages.exists() else []
+        if any("ended" in line for line in seen) or time.monotonic() > deadline:
+            return seen
+        time.sleep(0.1)
 
 
 def asked_for(pages: list[dict[str, str]]) -> list[str]:
