@@ -195,7 +195,9 @@ def browser_pages(pages: Path) -> list[dict[str, str]]:
     while the browser may still be writing what it saw."""
     deadline = time.monotonic() + 60
     while True:
-        seen = [json.loads(line) for line in pages.read_text().splitlines()] if pages.exists() else []
+        seen = (
+            [json.loads(line) for line in pages.read_text().splitlines()] if pages.exists() else []
+        )
         if any("ended" in line for line in seen) or time.monotonic() > deadline:
             return seen
         time.sleep(0.1)
