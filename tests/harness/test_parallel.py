@@ -1,5 +1,5 @@
-"""On two xdist workers a test marked `alone` runs with nothing beside it, and a cache in the
-checkout is filled by one worker at a time (tests/parallel.py)."""
+"""On xdist workers a test marked `alone` runs with nothing beside it, a cache in the checkout is
+filled by one worker at a time, and the modules that start processes run first (tests/parallel.py)."""
 
 from __future__ import annotations
 
