@@ -113,7 +113,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     e2e.mark(items)  # before `-m` selects
-    parallel.processes_first(items)
+    parallel.run_order(items)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -75,12 +75,29 @@ def turn(item: pytest.Item) -> Iterator[None]:
         os.close(gate)
 
 
-def processes_first(items: list[pytest.Item]) -> None:
-    """Puts the modules that start processes (a test marked `e2e`) before the in-process ones,
-    each module kept whole and in its place among its kind: the run then ends on a minute of small
-    tests that keep both workers busy, instead of one worker finishing a long e2e module alone."""
+WAITS_FOR_A_DOWNLOAD = frozenset({"claude_code"})
+"""Fixtures whose first use waits on a download started in the background when the run begins
+(tests/support_claude_code.py): minutes on a fresh machine."""
+
+
+def run_order(items: list[pytest.Item]) -> None:
+    """Orders the run, each module kept whole and in its place among its kind: first the modules
+    that start processes (a test marked `e2e`), then those that wait on a background download (by
+    then it is done, instead of a worker and the `alone` gate waiting on it), then the in-process
+    ones, so that the run ends on a minute of small tests that keep every worker busy."""
     starting = {item.module for item in items if item.get_closest_marker("e2e")}
-    items.sort(key=lambda item: item.module not in starting)  # stable: the order within each kind
+    downloading = {
+        item.module
+        for item in items
+        if WAITS_FOR_A_DOWNLOAD.intersection(getattr(item, "fixturenames", ()))
+    }
+
+    def kind(item: pytest.Item) -> int:
+        if item.module in downloading:
+            return 1
+        return 0 if item.module in starting else 2
+
+    items.sort(key=kind)  # stable: the order within each kind
 
 
 def _open(path: Path) -> int:

@@ -14,11 +14,14 @@ from tests import parallel
 
 
 class FakeItem:
-    def __init__(self, nodeid: str, *, alone: bool = False, e2e: bool = False) -> None:
+    def __init__(
+        self, nodeid: str, *, alone: bool = False, e2e: bool = False, fixtures: tuple[str, ...] = ()
+    ) -> None:
         self.nodeid = nodeid
         self.module = nodeid.split("::")[0]
         self.alone = alone
         self.e2e = e2e
+        self.fixturenames = fixtures
 
     def get_closest_marker(self, name: str) -> object:
         marked = {"alone": self.alone, "e2e": self.e2e}.get(name, False)
@@ -86,22 +89,24 @@ def test_a_cache_is_filled_by_one_worker_at_a_time(tmp_path: Path) -> None:
     assert entered.is_set()
 
 
-def test_modules_that_start_processes_come_first_each_whole_and_in_order() -> None:
+def test_processes_first_then_downloads_then_in_process_each_module_whole_and_in_order() -> None:
     items = [
         FakeItem("tests/a.py::fast"),
         FakeItem("tests/b.py::fast"),
         FakeItem("tests/b.py::starts", e2e=True),
+        FakeItem("tests/c.py::claude", e2e=True, fixtures=("tmp_path", "claude_code")),
         FakeItem("tests/c.py::starts", e2e=True),
         FakeItem("tests/d.py::fast"),
         FakeItem("tests/e.py::starts", e2e=True),
     ]
     ordered = cast(list[pytest.Item], items)
-    parallel.processes_first(ordered)
+    parallel.run_order(ordered)
     assert [item.nodeid for item in ordered] == [
         "tests/b.py::fast",
         "tests/b.py::starts",
-        "tests/c.py::starts",
         "tests/e.py::starts",
+        "tests/c.py::claude",
+        "tests/c.py::starts",
         "tests/a.py::fast",
         "tests/d.py::fast",
     ]
