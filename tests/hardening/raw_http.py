@@ -4,10 +4,9 @@ sends byte by byte, and whether (and when) the server closes."""
 from __future__ import annotations
 
 import socket
-import subprocess
 from pathlib import Path
 
-from tests.mcp.conftest import SVC_STUB
+from tests import support_stub_data as stub_data
 from tests.support import Server
 
 
@@ -72,14 +71,10 @@ def server_command(kind: str, root: Path) -> tuple[list[str], str]:
     the path that answers once it is ready."""
     if kind == "portal":
         data = root / "data"
-        subprocess.run(
-            [SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True
-        )
+        stub_data.portal_folder(data)
         return ["-m", "server_stub", "portal", "--data", str(data)], "/api/page"
     if kind == "service":
         db = root / "service.db"
-        subprocess.run(
-            [SVC_STUB, "demo-data", "service", "--db", str(db)], check=True, capture_output=True
-        )
+        stub_data.service_db(db)
         return ["-m", "server_stub", "service", "--db", str(db)], "/health/live"
     return ["-m", "svc_mcp", "--http", "--no-auth"], "/mcp"

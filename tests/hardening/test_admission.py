@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import resource
 import socket
-import subprocess
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -21,9 +20,10 @@ from starlette.types import Receive, Scope, Send
 
 from svc_serving.admission import PER_KEY_FULL, TOTAL_FULL, Admission, ConnectionTable
 from svc_serving.bounded import BoundedHttpTools
+from tests import support_stub_data as stub_data
 from tests.e2e import e2e_fixture
 from tests.hardening.raw_http import connect, read_response, request_head
-from tests.mcp.conftest import SVC_STUB, process_env
+from tests.mcp.conftest import process_env
 from tests.support import PORT, Server, running_server
 
 HELD = 2000
@@ -45,7 +45,7 @@ def file_limit_raised() -> Iterator[None]:
 def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("portal")
     data = root / "data"
-    subprocess.run([SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True)
+    stub_data.portal_folder(data)
     limits = {
         "SVC_HTTP_HEAD_TIMEOUT": "10",
         "SVC_HTTP_MAX_CONNECTIONS": "10000",

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from svc_serving.bounded import MAX_HEAD_BYTES
+from tests import support_stub_data as stub_data
 from tests.e2e import e2e_fixture
 from tests.hardening.conftest import wait_for
-from tests.mcp.conftest import SVC_STUB, process_env
+from tests.mcp.conftest import process_env
 from tests.support import PORT, Server, running_server
 
 
@@ -23,7 +23,7 @@ from tests.support import PORT, Server, running_server
 def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("limits")
     data = root / "data"
-    subprocess.run([SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True)
+    stub_data.portal_folder(data)
     with running_server(
         ["-m", "server_stub", "portal", "--data", str(data), "--port", PORT],
         log_path=root / "portal.log",
@@ -48,9 +48,7 @@ def data_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """`svc-stub service`, which builds its own uvicorn configuration."""
     root = tmp_path_factory.mktemp("limits")
     db = root / "service.db"
-    subprocess.run(
-        [SVC_STUB, "demo-data", "service", "--db", str(db)], check=True, capture_output=True
-    )
+    stub_data.service_db(db)
     with running_server(
         ["-m", "server_stub", "service", "--db", str(db), "--port", PORT],
         log_path=root / "service.log",

@@ -13,7 +13,6 @@ import asyncio
 import json
 import ssl
 import statistics
-import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -27,10 +26,11 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from server_stub.service.guard import MAX_FAILURES
+from tests import support_stub_data as stub_data
 from tests.e2e import e2e_fixture
 from tests.hardening.conftest import rss_kib, seconds_from_env, start_service
 from tests.hardening.steady import RSS_GROWTH_BOUND_MIB, after_warm_up, warm_up_seconds
-from tests.mcp.conftest import SERVICE_TOKEN, SVC_STUB, PortalStub, ServiceStub, process_env
+from tests.mcp.conftest import SERVICE_TOKEN, PortalStub, ServiceStub, process_env
 from tests.support import PORT, ROOT, Server, running_server
 
 pytestmark = [pytest.mark.soak, pytest.mark.alone]
@@ -93,7 +93,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """The portal stub, the data service stub and `svc-mcp --http` in front of both."""
     root = tmp_path_factory.mktemp("load")
     data = root / "portal-data"
-    subprocess.run([SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True)
+    stub_data.portal_folder(data)
     with (
         running_server(
             ["-m", "server_stub", "portal", "--data", str(data), "--port", PORT],

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import threading
 import time
 from collections import Counter
@@ -16,9 +15,9 @@ from typing import Any
 
 import httpx
 
+from tests import support_stub_data as stub_data
 from tests.e2e import e2e_fixture
 from tests.hardening.conftest import seconds_from_env, wait_for
-from tests.mcp.conftest import SVC_STUB
 from tests.support import PORT, Server, running_server
 
 PATHS = ("/api/catalog", "/api/page")
@@ -27,7 +26,7 @@ PATHS = ("/api/catalog", "/api/page")
 @e2e_fixture()
 def portal(tmp_path: Path) -> Iterator[tuple[Server, Path]]:
     data = tmp_path / "data"
-    subprocess.run([SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True)
+    stub_data.portal_folder(data)
     args = ["-m", "server_stub", "portal", "--data", str(data), "--port", PORT]
     with running_server(args, log_path=tmp_path / "portal.log", ready_path="/api/page") as server:
         yield server, data

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from svc_serving.secrets_check import MAKE_ONE, guessable
+from tests import support_stub_data as stub_data
 from tests.e2e import e2e_fixture
 from tests.mcp.conftest import SERVICE_TOKEN, SVC_MCP, SVC_STUB, run_commands
 from tests.support import reserved_port
@@ -23,16 +24,14 @@ ONE_PATTERN = "Ab3$Xy7!" * 5
 @e2e_fixture(scope="module")
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("guessable") / "service.db"
-    subprocess.run(
-        [SVC_STUB, "demo-data", "service", "--db", str(db)], check=True, capture_output=True
-    )
+    stub_data.service_db(db)
     return db
 
 
 @e2e_fixture(scope="module")
 def portal_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data = tmp_path_factory.mktemp("guessable") / "portal"
-    subprocess.run([SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True)
+    stub_data.portal_folder(data)
     return data
 
 

@@ -18,8 +18,9 @@ import httpx
 import pytest
 
 from server_stub.service.intake import WRITE_BUSY_SECONDS
+from tests import support_stub_data as stub_data
 from tests.hardening.test_service_faults import envelope, exclusive_lock, stored_ids
-from tests.mcp.conftest import INTEL_KEY, SERVICE_TOKEN, SVC_STUB, ServiceStub, service_stub
+from tests.mcp.conftest import INTEL_KEY, SERVICE_TOKEN, ServiceStub, service_stub
 from tests.support import CONFINED, PORT, running_server
 
 pytestmark = pytest.mark.e2e
@@ -42,7 +43,7 @@ def storage_lines(log: str, fault: str) -> list[str]:
 
 def test_a_corrupted_database_is_refused_at_start(tmp_path: Path) -> None:
     good = tmp_path / "good.db"
-    subprocess.run([SVC_STUB, "demo-data", "service", "--db", str(good)], check=True)
+    stub_data.service_db(good)
     bad = tmp_path / "service.db"
     corrupt_copy(good, bad)
     done = subprocess.run(
@@ -167,9 +168,7 @@ def writable(view: Path) -> None:
 def test_lost_write_access_is_logged_once_refused_and_not_ready(tmp_path: Path, first: str) -> None:
     folder = tmp_path / "data"
     folder.mkdir()
-    subprocess.run(
-        [SVC_STUB, "demo-data", "service", "--db", str(folder / "service.db")], check=True
-    )
+    stub_data.service_db(folder / "service.db")
     with (
         bind_view(folder, tmp_path / "view") as view,
         service_stub_on(view, tmp_path) as s,

@@ -7,7 +7,6 @@ import contextlib
 import http.server
 import itertools
 import json
-import subprocess
 import sys
 import textwrap
 import threading
@@ -21,6 +20,7 @@ import pytest
 
 from svc_mcp.cli.main import main
 from svc_mcp.hosts.table import HOSTS
+from tests import support_stub_data as stub_data
 from tests.e2e import e2e_fixture
 from tests.mcp.conftest import portal  # noqa: F401 - the shared portal stub fixture
 from tests.support import PORT, Server, running_server
@@ -160,7 +160,7 @@ def servers_of(client: str, path: Path) -> dict[str, Any]:
 @e2e_fixture(scope="session")
 def service_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("install-service") / "service.db"
-    subprocess.run([SVC_STUB, "demo-data", "service", "--db", str(db)], check=True)
+    stub_data.service_db(db)
     return db
 
 

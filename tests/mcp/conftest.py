@@ -27,6 +27,7 @@ from svc_mcp.core.client import new_http_client
 from svc_mcp.core.toolspec import ToolSpec
 from svc_mcp.serve.server import build_server
 from svc_mcp.tools.table import TOOLS
+from tests import support_stub_data as stub_data
 from tests.e2e import e2e_fixture
 from tests.support import CONFINED, PORT, running_server
 
@@ -194,12 +195,9 @@ async def over_http(url: str, use: SessionUse[T]) -> T:
 def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PortalStub]:
     root = tmp_path_factory.mktemp("mcp-portal")
     data = root / "data"
-    subprocess.run([SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True)
-    issue = [SVC_STUB, "admin", "portal", "issue-session", "--ttl", "1h", "--data", str(data)]
+    stub_data.portal_folder(data)
     tokens = {
-        caller: subprocess.run(
-            [*issue, "--subject", subject], check=True, capture_output=True, text=True
-        ).stdout.strip()
+        caller: stub_data.portal_session(data, subject, ttl="1h")
         for caller, subject in SESSIONS.items()
     }
     with running_server(
@@ -237,9 +235,7 @@ def service_stub(root: Path, *server_args: str, **extra_env: str) -> Iterator[Se
     """A real `svc-stub service` with demo data, auth on and an intel key; `server_args` are
     added to its command line (e.g. `--no-access-log`)."""
     db = root / "service.db"
-    subprocess.run(
-        [SVC_STUB, "demo-data", "service", "--db", str(db)], check=True, capture_output=True
-    )
+    stub_data.service_db(db)
     env = {"SERVICE_API_TOKEN": SERVICE_TOKEN, "SERVICE_INTEL_HMAC": INTEL_KEY, **extra_env}
     with running_server(
         ["-m", "server_stub", "service", "--db", str(db), "--port", PORT, *server_args],

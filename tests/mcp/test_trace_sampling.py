@@ -8,7 +8,6 @@ roots hold exactly one that is recorded."""
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -23,11 +22,11 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 
 from svc_mcp.demo.trace import ReceivedSpan, Receiver, otel_env, receiving
+from tests import support_stub_data as stub_data
 from tests.e2e import e2e_fixture
 from tests.mcp.conftest import (
     INTEL_KEY,
     SERVICE_TOKEN,
-    SVC_STUB,
     ServiceStub,
     over_http,
     process_env,
@@ -67,9 +66,7 @@ def stub(receiver: Receiver, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     """A data-service stub at its default sampler, drawing from the cycle."""
     root = tmp_path_factory.mktemp("sampling-stub")
     db = root / "service.db"
-    subprocess.run(
-        [SVC_STUB, "demo-data", "service", "--db", str(db)], check=True, capture_output=True
-    )
+    stub_data.service_db(db)
     launcher = CYCLING_DRAW.format(module="server_stub.telemetry", main="server_stub")
     with running_server(
         ["-c", launcher, "service", "--db", str(db), "--port", PORT],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from urllib.parse import urlsplit
 
@@ -60,6 +61,12 @@ def sign_in(url: str, person: str, log: str) -> bool:
 
 
 if __name__ == "__main__":
+    # Claude Code ends the browser it opened (SIGTERM) as soon as its callback is hit, often
+    # before the browser has written what it saw, and a host's terminal closing sends SIGHUP:
+    # ignored here, so the browser finishes its last page and writes its last line (the test
+    # waits for that line, and waited its whole minute when none came).
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     landed = False
     try:
         landed = sign_in(sys.argv[1], os.environ["SIGN_IN_AS"], os.environ["SIGN_IN_LOG"])

@@ -31,7 +31,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.mcp.conftest import INTEL_KEY, SERVICE_TOKEN, SESSIONS, SVC_MCP, SVC_STUB, process_env
+from tests import support_stub_data as stub_data
+from tests.mcp.conftest import INTEL_KEY, SERVICE_TOKEN, SESSIONS, SVC_MCP, process_env
 from tests.mcp.test_service_tools import signed_envelope
 from tests.release.loopback_index import Namespace, loopback_namespace
 from tests.support import ROOT
@@ -73,14 +74,11 @@ def stack(idp_root: Path, tmp_path: Path) -> Iterator[Stack]:
         config = json.loads((idp / "idp.json").read_text())
         assert (config["port"], config["resources"]) == (3000, [PUBLIC_URL])
         data = tmp_path / "portal"
-        subprocess.run([SVC_STUB, "demo-data", "portal", str(data)], check=True, timeout=120)
-        issue = [SVC_STUB, "admin", "portal", "issue-session", "--ttl", "1h", "--data", str(data)]
-        session = subprocess.run(
-            [*issue, "--subject", SESSIONS["reader"]], check=True, capture_output=True, text=True
-        ).stdout.strip()
+        stub_data.portal_folder(data)
+        session = stub_data.portal_session(data, SESSIONS["reader"], ttl="1h")
         portal = [sys.executable, "-m", "server_stub", "portal", "--data", str(data)]
         db = tmp_path / "service.db"
-        subprocess.run([SVC_STUB, "demo-data", "service", "--db", str(db)], check=True, timeout=120)
+        stub_data.service_db(db)
         service = [sys.executable, "-m", "server_stub", "service", "--db", str(db)]
         service_env = {"SERVICE_API_TOKEN": SERVICE_TOKEN, "SERVICE_INTEL_HMAC": INTEL_KEY}
         gateway_log = tmp_path / "gateway.log"
@@ -198,8 +196,9 @@ def browser_pages(pages: Path) -> list[dict[str, str]]:
         seen = (
             [json.loads(line) for line in pages.read_text().splitlines()] if pages.exists() else []
         )
-        if any("ended" in line for line in seen) or time.monotonic() > deadline:
+        if any("ended" in line for line in seen):
             return seen
+        assert time.monotonic() < deadline, f"the browser never wrote its last line: {seen}"
         time.sleep(0.1)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,7 +25,8 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from tests.mcp.conftest import SVC_STUB, PortalStub
+from tests import support_stub_data as stub_data
+from tests.mcp.conftest import PortalStub
 from tests.mcp.test_mcp_gateway import MCP_HEADERS
 from tests.oauth.conftest import (
     AuthServer,
@@ -69,11 +69,8 @@ class Stack:
 def stack(idp_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     root = tmp_path_factory.mktemp("oauth-audit")
     data = root / "data"
-    subprocess.run([SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True)
-    issue = [SVC_STUB, "admin", "portal", "issue-session", "--ttl", "1h", "--data", str(data)]
-    session = subprocess.run(
-        [*issue, "--subject", "alice"], check=True, capture_output=True, text=True
-    ).stdout.strip()
+    stub_data.portal_folder(data)
+    session = stub_data.portal_session(data, "alice", ttl="1h")
     with reserved_port() as port:
         url = f"http://127.0.0.1:{port}/mcp"
         with (

@@ -8,7 +8,6 @@ auditor and carol a reader; dave signs in with a name that is no e-mail."""
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,8 @@ from svc_mcp.core.connection import Connection
 from svc_mcp.serve.caller import CALLER
 from svc_mcp.serve.oauth.portal_identity import NO_EMAIL, PortalIdentity
 from svc_mcp.tools.table import TOOLS
-from tests.mcp.conftest import SVC_STUB, PortalStub
+from tests import support_stub_data as stub_data
+from tests.mcp.conftest import PortalStub
 from tests.oauth.conftest import auth_server, start_gateway
 from tests.oauth.test_client_flow import MemoryStorage
 from tests.oauth.test_step_up import host
@@ -55,14 +55,9 @@ class Stack:
 def stack(idp_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     root = tmp_path_factory.mktemp("portal-identity")
     data = root / "data"
-    subprocess.run([SVC_STUB, "demo-data", "portal", str(data)], check=True, capture_output=True)
+    stub_data.portal_folder(data)
     # The gateway's own session is a maintainer's: were it sent, whoami would say bob.
-    session = subprocess.run(
-        [SVC_STUB, "admin", "portal", "issue-session", "--subject", "bob", "--data", str(data)],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
+    session = stub_data.portal_session(data, "bob")
     with reserved_port() as port:
         url = f"http://127.0.0.1:{port}/mcp"
         with (
