@@ -19,6 +19,7 @@ import sys
 import tempfile
 from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,6 +115,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     e2e.mark(items)  # before `-m` selects
     parallel.run_order(items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> parallel.WholeModules | None:
+    return parallel.WholeModules(config, log) if config.getvalue("dist") == "load" else None
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

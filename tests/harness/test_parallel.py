@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from contextlib import AbstractContextManager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import cast
 
 import pytest
@@ -110,3 +111,49 @@ def test_processes_first_then_downloads_then_in_process_each_module_whole_and_in
         "tests/a.py::fast",
         "tests/d.py::fast",
     ]
+
+
+class FakeConfig:
+    def getvalue(self, name: str) -> object:
+        return {"tx": ["2*popen"], "dist": "load"}[name]
+
+    def getoption(self, name: str) -> object:
+        return {"maxschedchunk": None}[name]
+
+
+class FakeWorker:
+    def __init__(self, name: str) -> None:
+        self.gateway = SimpleNamespace(id=name)
+        self.sent: list[int] = []
+        self.shutting_down = False
+
+    def send_runtest_some(self, indices: list[int]) -> None:
+        self.sent += indices
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+def test_each_worker_is_sent_whole_modules_the_next_while_one_test_is_left() -> None:
+    collection = [
+        *(f"tests/a.py::t{n}" for n in range(3)),
+        "tests/b.py::only",
+        *(f"tests/c.py::t{n}" for n in range(5)),
+        "tests/d.py::only",
+        "tests/e.py::only",
+    ]
+    scheduler = parallel.WholeModules(cast(pytest.Config, FakeConfig()))
+    first, second = FakeWorker("gw0"), FakeWorker("gw1")
+    for worker in (first, second):
+        scheduler.add_node(worker)
+        scheduler.add_node_collection(worker, collection)
+    scheduler.schedule()
+    assert (first.sent, second.sent) == ([0, 1, 2], [3, 4, 5, 6, 7, 8])  # b's one test and all of c
+
+    scheduler.mark_test_complete(first, 0)
+    assert first.sent == [0, 1, 2]  # two left: nothing more yet
+    scheduler.mark_test_complete(first, 1)
+    assert first.sent == [0, 1, 2, 9, 10]  # one left: d, and e to make two
+    scheduler.mark_test_complete(first, 2)
+    assert first.shutting_down  # nothing is left to send
+    assert not second.shutting_down
