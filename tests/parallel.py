@@ -129,8 +129,9 @@ class WholeModules(LoadScheduling):
             module = _module_of(self.collection[self.pending[0]])
             while self.pending and _module_of(self.collection[self.pending[0]]) == module:
                 sent.append(self.pending.pop(0))
-        self.node2pending[node].extend(sent)
-        node.send_runtest_some(sent)
+        if sent:
+            self.node2pending[node].extend(sent)
+            node.send_runtest_some(sent)
 
 
 def _module_of(nodeid: str) -> str:
