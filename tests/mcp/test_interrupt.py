@@ -11,6 +11,7 @@ import select
 import signal
 import socket
 import subprocess
+import sys
 import termios
 from collections.abc import Callable, Iterator
 
@@ -124,3 +125,34 @@ def test_ctrl_c_during_a_call_is_one_line(
     assert err.splitlines() == [f"{name}: interrupted"], err
     assert process.returncode == 130
     assert out == ""
+
+
+CTRL_C_MID_WRITE = """
+import io, os, signal, sys
+from svc_mcp.core.exits import interrupt_ends_process
+
+class Stderr(io.RawIOBase):
+    def writable(self):
+        return True
+
+    def fileno(self):
+        return 2
+
+    def write(self, data):
+        os.write(2, bytes(data))
+        signal.raise_signal(signal.SIGINT)  # Ctrl-C while the buffered writer is mid-write
+        return len(data)
+
+sys.stderr = io.TextIOWrapper(io.BufferedWriter(Stderr()), write_through=True)
+with interrupt_ends_process("svc-mcp", lambda: None):
+    print("svc-mcp: confined", file=sys.stderr, flush=True)
+"""
+
+
+def test_ctrl_c_while_a_line_is_being_written_still_ends_in_one_line_and_130() -> None:
+    """The Ctrl-C that came while the server wrote its start-up line once ended it with a
+    traceback and 1: the handler's own print was a reentrant call into the same writer."""
+    done = subprocess.run(
+        [sys.executable, "-c", CTRL_C_MID_WRITE], capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stderr) == (130, "svc-mcp: confined\nsvc-mcp: interrupted\n")

@@ -55,7 +55,11 @@ def interrupt_ends_process(prog: str, cleanup: Callable[[], None]) -> Iterator[N
     def stop(_signum: int, _frame: object) -> None:
         with contextlib.suppress(Exception):
             cleanup()
-        print(f"{prog}: interrupted", file=sys.stderr, flush=True)
+        # Straight to the file descriptor: the signal may come while this thread is inside a
+        # write to sys.stderr (its start-up lines), and the buffered writer refuses a reentrant
+        # call (RuntimeError: the process ended 1 with a traceback instead of 130).
+        with contextlib.suppress(OSError):
+            os.write(sys.stderr.fileno(), f"{prog}: interrupted\n".encode())
         os._exit(INTERRUPTED_EXIT)
 
     previous = signal.signal(signal.SIGINT, stop)
