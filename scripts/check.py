@@ -19,12 +19,22 @@ NOT_SOAK = ["-m", "not soak"]
 """The load and soak tests are left to CI's own step, which runs them at full length right after
 (.ci/run): at the 10 s of this run they proved less and kept the other worker idle for a minute.
 An `-m` of yours replaces this one."""
+RUN_MODULE = """
+import runpy, signal, sys
+try:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+except KeyboardInterrupt:
+    sys.exit(130)
+runpy.run_module(sys.argv.pop(1), run_name="__main__", alter_sys=True)
+"""
+"""`python -m <module> <args>` for a step started with Ctrl-C held back (see `run_step`): it lets
+one in once the interpreter is up, and a Ctrl-C that came meanwhile ends the step quietly."""
 STEPS = [
-    ("ruff check", [sys.executable, "-m", "ruff", "check", "."]),
-    ("ruff format --check", [sys.executable, "-m", "ruff", "format", "--check", "."]),
-    ("mypy --strict", [sys.executable, "-m", "mypy"]),
+    ("ruff check", ["ruff", "check", "."]),
+    ("ruff format --check", ["ruff", "format", "--check", "."]),
+    ("mypy --strict", ["mypy"]),
     # tests/parallel.py keeps the timing tests alone and starts the modules with processes first.
-    ("pytest", [sys.executable, "-m", "pytest", "-q", *WORKERS, *NOT_SOAK, *sys.argv[1:]]),
+    ("pytest", ["pytest", "-q", *WORKERS, *NOT_SOAK, *sys.argv[1:]]),
 ]
 INTERRUPTED = 130
 """The shell's code for a command ended by Ctrl-C (SIGINT)."""
@@ -37,11 +47,22 @@ def _note(signum: int, frame: FrameType | None) -> None:
     interrupted.append(signum)
 
 
+def run_step(module_and_args: list[str]) -> int:
+    # A Ctrl-C that reaches Python while it imports `site` is a "Fatal Python error" with a
+    # traceback, so the step starts with SIGINT blocked (the mask outlives exec) until RUN_MODULE.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        step = subprocess.Popen([sys.executable, "-c", RUN_MODULE, *module_and_args])
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    return step.wait()
+
+
 def main() -> int:
     signal.signal(signal.SIGINT, _note)
-    for name, command in STEPS:
+    for name, module_and_args in STEPS:
         print(f"== {name}", flush=True)
-        code = subprocess.call(command)
+        code = run_step(module_and_args)
         if interrupted:
             print(f"== {name} interrupted (Ctrl-C)", flush=True)
             return INTERRUPTED
