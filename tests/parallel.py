@@ -19,7 +19,7 @@ import fcntl
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -152,3 +152,26 @@ def one_at_a_time(path: Path) -> Iterator[None]:
         yield
     finally:
         os.close(lock)
+
+
+FILLED = ".filled"
+"""Written in a folder once `fill_once` has filled it: a folder without it is filled again."""
+
+
+def fill_once(folder: Path, fill: Callable[[Path], object]) -> Path:
+    """`folder` as `fill` leaves it, filled by its first caller only: later ones (other workers, a
+    background process) wait on its lock and find it done."""
+    with one_at_a_time(folder):
+        if not (folder / FILLED).is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            fill(folder)
+            (folder / FILLED).write_text("")
+    return folder
+
+
+def run_folder(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where a session fixture keeps what it makes: the run's shared folder (made once for all
+    workers, with `fill_once`), or a folder of this process's own."""
+    shared = shared_folder()
+    return shared / name if shared is not None else tmp_path_factory.mktemp(name)

@@ -28,25 +28,13 @@ QUIET_CLAUDE_CODE = {
     "DISABLE_AUTOUPDATER": "1",
     "DISABLE_ERROR_REPORTING": "1",
 }
-INSTALLED = "installed"
-"""Written in the prefix once npm has finished: a prefix without it is installed again."""
 
 
 def install(prefix: Path) -> Path:
     """Claude Code in `prefix` (its native program comes in the package; its install script is not
-    run), installed by the first caller, under a lock that other workers wait on."""
-    with parallel.one_at_a_time(prefix):
-        if not (prefix / INSTALLED).is_file():
-            npm(
-                "install",
-                "-g",
-                "--prefix",
-                str(prefix),
-                "--no-audit",
-                "--no-fund",
-                CLAUDE_CODE_PACKAGE,
-            )
-            (prefix / INSTALLED).write_text("")
+    run), installed by the first caller while other workers wait."""
+    npm_install = ("install", "-g", "--no-audit", "--no-fund", CLAUDE_CODE_PACKAGE)
+    parallel.fill_once(prefix, lambda folder: npm(*npm_install, "--prefix", str(folder)))
     return prefix / "bin" / "claude"
 
 

@@ -90,6 +90,29 @@ def test_a_cache_is_filled_by_one_worker_at_a_time(tmp_path: Path) -> None:
     assert entered.is_set()
 
 
+def test_a_shared_folder_is_filled_once_and_again_after_a_fill_that_failed(tmp_path: Path) -> None:
+    folder = tmp_path / "node-tools"
+    fills: list[int] = []
+
+    def fill(into: Path) -> None:
+        fills.append(threading.get_ident())
+        (into / "package.json").write_text("{}")
+
+    def broken(into: Path) -> None:
+        (into / "half-written").write_text("")
+        raise OSError("the download broke")
+
+    with pytest.raises(OSError, match="the download broke"):
+        parallel.fill_once(folder, broken)
+    callers = [threading.Thread(target=parallel.fill_once, args=(folder, fill)) for _ in range(4)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join(10)
+    assert len(fills) == 1
+    assert sorted(path.name for path in folder.iterdir()) == [parallel.FILLED, "package.json"]
+
+
 def test_processes_first_then_downloads_then_in_process_each_module_whole_and_in_order() -> None:
     items = [
         FakeItem("tests/a.py::fast"),

@@ -19,6 +19,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from tests import parallel
 from tests.e2e import e2e_fixture
 from tests.mcp.conftest import PortalStub, portal, process_env  # noqa: F401 (a fixture)
 from tests.support import PORT, Server, reserved_port, running_server
@@ -133,16 +134,19 @@ class AuthServer:
 
 @e2e_fixture(scope="session")
 def idp_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The pinned oidc-provider installed by `npm ci` into a folder of the run's own."""
+    """The pinned oidc-provider installed by `npm ci` into a folder of the run's own (once for
+    all workers: each server writes only files named by its port there)."""
     npm = shutil.which("npm")
     if npm is None or shutil.which("node") is None:
         pytest.fail("the OAuth tests need node and npm (apt-get install -y nodejs npm)")
-    root = tmp_path_factory.mktemp("oauth-idp")
-    for name in ("package.json", "package-lock.json", "server.js"):
-        shutil.copy(IDP / name, root / name)
-    quiet = ["--no-audit", "--no-fund", "--loglevel=error", "--ignore-scripts"]
-    subprocess.run([npm, "ci", *quiet], cwd=root, check=True, timeout=600)
-    return root
+
+    def install(root: Path) -> None:
+        for name in ("package.json", "package-lock.json", "server.js"):
+            shutil.copy(IDP / name, root / name)
+        quiet = ["--no-audit", "--no-fund", "--loglevel=error", "--ignore-scripts"]
+        subprocess.run([npm, "ci", *quiet], cwd=root, check=True, timeout=600)
+
+    return parallel.fill_once(parallel.run_folder("oauth-idp", tmp_path_factory), install)
 
 
 @contextlib.contextmanager

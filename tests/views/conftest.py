@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from svc_mcp.demo.stubs import DemoStubs, running_stubs
+from tests import parallel
 from tests.e2e import e2e_fixture
 from tests.mcp.conftest import process_env
 from tests.support import PORT, running_server
@@ -50,24 +51,26 @@ def node_tools(tmp_path_factory: pytest.TempPathFactory) -> Path:
     npm, npx = shutil.which("npm"), shutil.which("npx")
     if npm is None or npx is None:
         pytest.fail("the view tests need node and npm (.ci/run --deps-only installs them)")
-    root = tmp_path_factory.mktemp("views-node")
-    for name in ("package.json", "package-lock.json"):
-        shutil.copy(HERE / name, root / name)
-    quiet = ["--no-audit", "--no-fund", "--loglevel=error", "--ignore-scripts"]
-    run_npm("ci", *quiet, cwd=root, timeout=600)
-    (root / "bridge-entry.mjs").write_text(
-        'import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";\n'
-        "window.McpApps = { AppBridge, PostMessageTransport };\n"
-    )
-    bundle = [npx, "--no-install", "rolldown", "bridge-entry.mjs", "--platform", "browser"]
-    subprocess.run(
-        [*bundle, "--format", "iife", "-o", "bridge.js"],
-        cwd=root,
-        check=True,
-        timeout=300,
-        capture_output=True,
-    )
-    return root
+
+    def install(root: Path) -> None:
+        for name in ("package.json", "package-lock.json"):
+            shutil.copy(HERE / name, root / name)
+        quiet = ["--no-audit", "--no-fund", "--loglevel=error", "--ignore-scripts"]
+        run_npm("ci", *quiet, cwd=root, timeout=600)
+        (root / "bridge-entry.mjs").write_text(
+            'import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";\n'
+            "window.McpApps = { AppBridge, PostMessageTransport };\n"
+        )
+        bundle = [npx, "--no-install", "rolldown", "bridge-entry.mjs", "--platform", "browser"]
+        subprocess.run(
+            [*bundle, "--format", "iife", "-o", "bridge.js"],
+            cwd=root,
+            check=True,
+            timeout=300,
+            capture_output=True,
+        )
+
+    return parallel.fill_once(parallel.run_folder("views-node", tmp_path_factory), install)
 
 
 def without_ui(tool: dict[str, Any]) -> dict[str, Any]:
