@@ -8,7 +8,7 @@ import json
 import re
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -35,10 +35,11 @@ def backend() -> Iterator[str]:
         yield base_url
 
 
-async def call(
-    base_url: str, tool: str = "get_system", client_timeout: str = CALM_TIMEOUT
-) -> tuple[CallToolResult, float]:
-    """One call from a fresh svc-mcp whose data service is `base_url`; result and its duration."""
+async def call_each(
+    base_url: str, tools: Sequence[str], client_timeout: str = CALM_TIMEOUT
+) -> list[tuple[CallToolResult, float]]:
+    """Each tool called in turn by one fresh svc-mcp whose backends are at `base_url`; each result
+    and its duration."""
     env = process_env(
         {
             "SERVICE_API_BASE": base_url,
@@ -48,14 +49,23 @@ async def call(
         }
     )
     server = StdioServerParameters(command=SVC_MCP, env=env)
+    answers = []
     async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
-        started = time.monotonic()
-        result = await session.call_tool(tool, {})
-        took = time.monotonic() - started
-        # The server is still alive and answering after the failure.
+        for tool in tools:
+            started = time.monotonic()
+            result = await session.call_tool(tool, {})
+            answers.append((result, time.monotonic() - started))
+        # The server is still alive and answering after the failures.
         assert (await session.list_tools()).tools
-        return result, took
+    return answers
+
+
+async def call(
+    base_url: str, tool: str = "get_system", client_timeout: str = CALM_TIMEOUT
+) -> tuple[CallToolResult, float]:
+    (answer,) = await call_each(base_url, [tool], client_timeout)
+    return answer
 
 
 def text(result: CallToolResult) -> str:
@@ -72,11 +82,9 @@ def text(result: CallToolResult) -> str:
 
 def test_backend_down_is_an_unreachable_tool_error() -> None:
     with closed_url() as base_url:  # nothing listens there
-
-        async def both() -> list[tuple[CallToolResult, float]]:
-            return await asyncio.gather(call(base_url), call(base_url, "portal_catalog"))
-
-        (service, _), (portal, _) = asyncio.run(both())
+        (service, _), (portal, _) = asyncio.run(
+            call_each(base_url, ["get_system", "portal_catalog"])
+        )
         assert text(service).startswith("unreachable: cannot reach the data service at " + base_url)
         assert "SERVICE_API_BASE sets the address" in text(service)
         assert text(portal).startswith("unreachable: cannot reach the portal at " + base_url)
@@ -95,17 +103,19 @@ def test_slow_backend_is_bounded_by_the_client_timeout(backend: str) -> None:
         assert took < float(CLIENT_TIMEOUT) + 1.0 < SLOW_SECONDS
 
 
-@pytest.mark.parametrize("tool", ["get_system", "portal_catalog"])
-def test_garbage_answers_are_server_errors(backend: str, tool: str) -> None:
-    async def every_mode() -> list[tuple[CallToolResult, float]]:
-        return await asyncio.gather(*(call(f"{backend}/{mode}", tool) for mode in BODIES))
+def test_garbage_answers_are_server_errors(backend: str) -> None:
+    tools = ["get_system", "portal_catalog"]
 
-    for mode, (result, _) in zip(BODIES, asyncio.run(every_mode()), strict=True):
-        said = text(result)
-        assert said.startswith("server_error: "), (mode, said)
-        assert "Traceback" not in said
-        expected = "HTTP 500" if mode == "html-500" else "without the documented envelope"
-        assert expected in said, (mode, said)
+    async def every_mode() -> list[list[tuple[CallToolResult, float]]]:
+        return await asyncio.gather(*(call_each(f"{backend}/{mode}", tools) for mode in BODIES))
+
+    for mode, answers in zip(BODIES, asyncio.run(every_mode()), strict=True):
+        for tool, (result, _) in zip(tools, answers, strict=True):
+            said = text(result)
+            assert said.startswith("server_error: "), (mode, tool, said)
+            assert "Traceback" not in said
+            expected = "HTTP 500" if mode == "html-500" else "without the documented envelope"
+            assert expected in said, (mode, tool, said)
 
 
 def test_an_answer_too_large_is_refused_on_its_content_length(backend: str) -> None:
