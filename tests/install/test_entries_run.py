@@ -1,6 +1,7 @@
 """What `svc-mcp install` writes runs in every host, from where users have svc-mcp: a venv made
 from the wheel, and this checkout (`uv run --project`). Each stdio entry is read back from the
-host's file and started with its exact command line and env; each `--http` entry is connected to
+host's file and started with its exact command line and env (once for hosts whose
+entries start the same); each `--http` entry is connected to
 a real `svc-mcp --http` gateway with its token as the host resolves it; the tools are listed with
 the official MCP client. Doctor fails, with the fix, on entries that cannot start.
 
@@ -83,11 +84,15 @@ def expand(value: str, environ: dict[str, str]) -> str:
     return re.sub(r"\$\{(?:env:)?([A-Z_]+)\}", lambda m: environ[m.group(1)], value)
 
 
-async def list_stdio(entry: dict[str, Any], environ: dict[str, str]) -> list[str]:
+def stdio_launch(entry: dict[str, Any], environ: dict[str, str]) -> StdioServerParameters:
+    """How the host starts a stdio entry: its command line and its env, references resolved."""
     env = {k: expand(str(v), environ) for k, v in entry.get("env", {}).items()}
     env |= {name: environ[name] for name in entry.get("env_vars", [])}
     env |= {"UV_CACHE_DIR": UV_CACHE, "UV_OFFLINE": "1"}
-    server = StdioServerParameters(command=entry["command"], args=entry["args"], env=env)
+    return StdioServerParameters(command=entry["command"], args=entry["args"], env=env)
+
+
+async def list_stdio(server: StdioServerParameters) -> list[str]:
     async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         return [tool.name for tool in (await session.list_tools()).tools]
@@ -135,11 +140,16 @@ def test_every_stdio_entry_starts_from_the_wheel_and_the_checkout(
         assert first["args"] == ["run", "--project", str(ROOT), "svc-mcp"]
         assert Path(first["command"]).is_absolute()
 
-    async def all_hosts() -> list[list[str]]:
-        return await asyncio.gather(*(list_stdio(entries[c], backend) for c in HOST_NAMES))
+    # Hosts whose entries start the same command line with the same env share one start.
+    launches = {client: stdio_launch(entries[client], backend) for client in HOST_NAMES}
+    distinct = {launch.model_dump_json(): launch for launch in launches.values()}
 
-    for names in asyncio.run(all_hosts()):
-        assert names == TOOL_NAMES
+    async def each_launch() -> list[list[str]]:
+        return await asyncio.gather(*(list_stdio(launch) for launch in distinct.values()))
+
+    listed = dict(zip(distinct, asyncio.run(each_launch()), strict=True))
+    for client, launch in launches.items():
+        assert listed[launch.model_dump_json()] == TOOL_NAMES, client
     if origin == "wheel":  # doctor starts each the same way, within each host's limit
         doctor = run_cli("doctor", "--toolsets", "portal", "--json", env=backend)
         findings = [json.loads(line) for line in doctor.stdout.splitlines()]
