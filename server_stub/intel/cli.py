@@ -1,4 +1,6 @@
-"""`svc-stub intel sign` and `svc-stub intel verify`: the operator's side of signed intel."""
+"""`svc-stub intel sign` and `svc-stub intel verify`: the operator's side of signed intel.
+
+The envelope module is imported by these commands only: every `svc-stub` start loads this file."""
 
 from __future__ import annotations
 
@@ -10,8 +12,6 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-
-from server_stub.intel.envelope import IntelRejected, key_bytes, sign, verify
 
 intel = typer.Typer(
     help="Sign and verify svc.intel.v1 envelopes with SERVICE_INTEL_HMAC.", no_args_is_help=True
@@ -25,6 +25,8 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 
 
 def _key() -> bytes:
+    from server_stub.intel.envelope import key_bytes
+
     secret = os.environ.get("SERVICE_INTEL_HMAC", "")
     if not secret:
         _fail("set SERVICE_INTEL_HMAC to the signing secret (at least 32 bytes)")
@@ -52,6 +54,8 @@ def sign_command(
     ] = None,
 ) -> None:
     """Complete a draft (id, issued_at) and sign it."""
+    from server_stub.intel.envelope import IntelRejected, sign
+
     key = _key()
     draft = _read(source)
     if not isinstance(draft, dict):
@@ -70,6 +74,8 @@ def sign_command(
 @intel.command("verify")
 def verify_command(source: FileArg) -> None:
     """Check an envelope's shape, signature and freshness; exit 1 when it fails."""
+    from server_stub.intel.envelope import IntelRejected, verify
+
     key = _key()
     try:
         envelope = verify(_read(source), key, datetime.now(UTC))

@@ -12,6 +12,7 @@ from server_stub.duration import parse_duration
 from server_stub.portal import admin as portal_admin
 from server_stub.portal.models import PrincipalKind, Role
 from server_stub.portal.store import DataError
+from svc_serving.startup import long_lived_imports
 
 DataOption = Annotated[
     Path | None,
@@ -42,12 +43,13 @@ def serve_portal(
     port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = 8081,
 ) -> None:
     """Serve the read-only portal REST API from a data directory (never written)."""
-    from pydantic import ValidationError
+    with long_lived_imports():
+        from pydantic import ValidationError
 
-    from server_stub.confinement import confine_portal
-    from server_stub.portal.app import create_app
-    from server_stub.portal.settings import PortalSettings
-    from server_stub.serve import serve, stub_protocol
+        from server_stub.confinement import confine_portal
+        from server_stub.portal.app import create_app
+        from server_stub.portal.settings import PortalSettings
+        from server_stub.serve import serve, stub_protocol
 
     data_dir = _data_dir(data)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")

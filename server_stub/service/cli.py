@@ -17,6 +17,7 @@ from server_stub.service.settings import (
     load_settings,
     proxy_trust_warnings,
 )
+from svc_serving.startup import long_lived_imports
 
 EXIT_REFUSED = 2
 
@@ -62,11 +63,12 @@ def serve(
     ] = None,
 ) -> None:
     """Run the data service stub (HTTP API, auth, brute-force guard, HTML shell)."""
-    import uvicorn
+    with long_lived_imports():
+        import uvicorn
 
-    from server_stub.confinement import confine_service
-    from server_stub.serve import plain_log_lines, stub_protocol
-    from server_stub.service.app import create_app
+        from server_stub.confinement import confine_service
+        from server_stub.serve import plain_log_lines, stub_protocol
+        from server_stub.service.app import create_app
 
     try:
         settings = load_settings(**({"db_path": db} if db is not None else {}))

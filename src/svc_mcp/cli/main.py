@@ -156,22 +156,15 @@ def _call(name: str, selected: Sequence[ToolSpec], options: argparse.Namespace) 
 
 def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
     import asyncio
-    import gc
 
     from svc_serving.fence import skip_httpx_command_line
+    from svc_serving.startup import long_lived_imports
 
-    # Start-up makes the SDK's hundreds of pydantic models, which all live as long as the
-    # process: collecting while they are made costs CPU and frees nothing (a fifth of a stdio
-    # server's start-up, bench/stdio_startup.py). The collector waits until they are made, then
-    # leaves them out of its passes for good (`gc.freeze`).
-    gc.disable()
     skip_httpx_command_line()  # rich is installed, for `doctor`
     if not options.http:
-        from svc_mcp.serve.confinement import confine_stdio_server
-        from svc_mcp.serve.server import serve_stdio
-
-        gc.freeze()
-        gc.enable()
+        with long_lived_imports():
+            from svc_mcp.serve.confinement import confine_stdio_server
+            from svc_mcp.serve.server import serve_stdio
 
         if sys.stdin.isatty():
             print(
@@ -187,11 +180,9 @@ def _serve(selected: Sequence[ToolSpec], options: argparse.Namespace) -> None:
             setup(PROG)  # after confinement, which must find one thread: exporters start some
             asyncio.run(serve_stdio(selected))
         return
-    from svc_mcp.serve.gateway.app import GatewayOptions, GatewayRefused, serve_http
-    from svc_mcp.serve.gateway.sockets import PortUnavailable
-
-    gc.freeze()
-    gc.enable()
+    with long_lived_imports():
+        from svc_mcp.serve.gateway.app import GatewayOptions, GatewayRefused, serve_http
+        from svc_mcp.serve.gateway.sockets import PortUnavailable
 
     defaults = GatewayOptions()
     gateway = GatewayOptions(
