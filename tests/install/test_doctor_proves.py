@@ -111,11 +111,6 @@ def test_doctor_fails_a_wrong_url_or_token_in_the_entry_and_passes_a_right_one(
             for secret in (SERVICE_TOKEN, WRONG_SERVICE_TOKEN, GATEWAY_TOKEN):
                 assert secret not in said
 
-            # `--name` narrows: the right entry alone passes, with the shell's variables unset.
-            code, findings, _ = _doctor(run_cli, "--name", "prod", env={})
-            assert code == 0, findings
-            assert [c for c in findings if c.startswith("host.")] == [f"{check}.prod"]
-
             if remote:
                 code, findings, said = _doctor(
                     run_cli, "--name", "gateway", env={"SVC_MCP_GATEWAY_TOKEN": WRONG_GATEWAY_TOKEN}
@@ -135,6 +130,24 @@ def test_doctor_fails_a_wrong_url_or_token_in_the_entry_and_passes_a_right_one(
         assert refused_requests(service) == 1, (
             "the wrong token sent once, by the one run that started it"
         )
+
+
+def test_name_narrows_doctor_to_that_entry_alone(
+    start_service: StartService, fake_home: Home, run_cli: RunCli, fake_uvx: Path
+) -> None:
+    """With the shell's variables unset, the named entry passes and the other is not started."""
+    service = start_service(SERVICE_TOKEN)
+    for name, token in (("prod", SERVICE_TOKEN), ("stale", WRONG_SERVICE_TOKEN)):
+        installed = run_cli(
+            *("install", "--client", "claude-code", "--name", name, "--source", "github"),
+            *("--uvx", str(fake_uvx), "--env", f"SERVICE_API_BASE={service.base_url}"),
+            *("--env", f"SERVICE_API_TOKEN={token}"),
+        )
+        assert installed.returncode == 0, installed.stderr
+    code, findings, _ = _doctor(run_cli, "--name", "prod", env={})
+    assert code == 0, findings
+    assert [c for c in findings if c.startswith("host.")] == ["host.claude-code.user.prod"]
+    assert refused_requests(service) == 0  # the stale entry's wrong token was never sent
 
 
 def test_install_says_the_gateway_token_must_be_in_the_hosts_environment(
