@@ -66,7 +66,7 @@ def prefetch(items: Sequence[pytest.Item], home: Callable[[Path], Mapping[str, s
 @e2e_fixture(scope="session")
 def claude_code(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Real Claude Code from the npm registry: the run's shared install, or one of this worker's."""
-    return install(shared_prefix() or tmp_path_factory.mktemp("claude-code"))
+    return install(parallel.run_folder("claude-code", tmp_path_factory))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 from the wheel, and this checkout (`uv run --project`). Each stdio entry is read back from the
 host's file and started with its exact command line and env (once for hosts whose entries start
 the same); each `--http` entry is connected to a real `svc-mcp --http` gateway with its token as
-the host resolves it; the tools are listed with the official MCP client. Doctor fails, with the fix, on entries that cannot start.
+the host resolves it; the tools are listed with the official MCP client. Doctor fails, with the
+fix, on entries that cannot start.
 
 The wheel's venv: `uv build --wheel`, a fresh venv, the wheel installed there with `--no-deps`,
 and the project venv's site-packages added by a `.pth` file for the dependencies (installing them

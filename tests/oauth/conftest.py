@@ -23,6 +23,7 @@ from tests import parallel
 from tests.e2e import e2e_fixture
 from tests.mcp.conftest import PortalStub, portal, process_env  # noqa: F401 (a fixture)
 from tests.support import PORT, Server, reserved_port, running_server
+from tests.support_npm import npm as run_npm
 
 HERE = Path(__file__).resolve().parent
 IDP = HERE / "idp"
@@ -136,15 +137,14 @@ class AuthServer:
 def idp_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The pinned oidc-provider installed by `npm ci` into a folder of the run's own (once for
     all workers: each server writes only files named by its port there)."""
-    npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
+    if shutil.which("npm") is None or shutil.which("node") is None:
         pytest.fail("the OAuth tests need node and npm (apt-get install -y nodejs npm)")
 
     def install(root: Path) -> None:
         for name in ("package.json", "package-lock.json", "server.js"):
             shutil.copy(IDP / name, root / name)
         quiet = ["--no-audit", "--no-fund", "--loglevel=error", "--ignore-scripts"]
-        subprocess.run([npm, "ci", *quiet], cwd=root, check=True, timeout=600)
+        run_npm("ci", *quiet, cwd=root, timeout=600)
 
     return parallel.fill_once(parallel.run_folder("oauth-idp", tmp_path_factory), install)
 
