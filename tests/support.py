@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import socket
 import subprocess
 import sys
@@ -97,9 +98,24 @@ class Server:
     log_path: Path
     port: int = 0
     """The port it listens on (another than the one asked for when that was taken)."""
+    ready_path: str = "/"
+    """The path that answered when it became ready."""
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+    def settled_log(self) -> str:
+        """A stub's log once every request it has answered has its access line. A stub writes a
+        request's line at the end of the event loop's round that answered it, so the line may
+        trail the answer; a probe of the ready path sent now is read in a later round, so its
+        line (found by the request id it carries) comes after all of theirs."""
+        marker = secrets.token_hex(16)
+        httpx.get(self.base_url + self.ready_path, headers={"X-Request-Id": marker}, timeout=10)
+        deadline = time.monotonic() + 10
+        while marker not in (log := self.log()):
+            assert time.monotonic() < deadline, f"no access line for the probe {marker}"
+            time.sleep(0.01)
+        return log
 
 
 START_SECONDS_VARIABLE = "SVC_TEST_START_SECONDS"
@@ -272,7 +288,7 @@ def _running_server(
             ):
                 raise PortTaken(str(exc)) from None
             raise
-        yield Server(base_url=base_url, process=process, log_path=log_path, port=port)
+        yield Server(base_url, process, log_path, port, ready_path)
     finally:
         process.terminate()
         try:

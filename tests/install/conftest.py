@@ -192,7 +192,7 @@ def refused_requests(server: Server) -> int:
     repeated failures into one summary line.)"""
     return sum(
         1
-        for line in server.log().splitlines()
+        for line in server.settled_log().splitlines()
         if line.startswith("{") and json.loads(line).get("status") in (401, 429)
     )
 

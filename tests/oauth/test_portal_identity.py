@@ -93,7 +93,9 @@ def calls(url: str, person: str, *tools: str) -> dict[str, CallToolResult]:
 
 
 def portal_lines(portal: Server) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in portal.log().splitlines() if line.startswith('{"ts"')]
+    return [
+        json.loads(line) for line in portal.settled_log().splitlines() if line.startswith('{"ts"')
+    ]
 
 
 def test_each_person_meets_the_portals_role_gate_as_themselves(stack: Stack) -> None:
