@@ -219,11 +219,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128
+    """A burst's connections wait in the listen queue until the accepting thread takes them. At
+    the default 5, a burst of 16 overflowed it (the kernel's ListenOverflows counted each), and
+    a loaded machine retried those SYNs past the gateway's 5 s connect timeout."""
+
+
 @contextlib.contextmanager
 def fake_backend() -> Iterator[str]:
     """The base URL (`http://127.0.0.1:PORT`) of a misbehaving server, stopped afterwards."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.daemon_threads = True
+    server = _Server(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
