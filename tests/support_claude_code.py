@@ -21,7 +21,12 @@ from tests.e2e import e2e_fixture
 from tests.support import ROOT
 from tests.support_npm import npm
 
-CLAUDE_CODE_PACKAGE = "@anthropic-ai/claude-code"
+CLAUDE_CODE_PACKAGE = "@anthropic-ai/claude-code@2.1.197"
+"""Pinned, as the other npm packages the tests run are. Unpinned, npm takes the newest release
+whose `engines` the machine's Node.js meets: 2.1.197 on Debian's Node 20, but 2.1.332 (Node 22
+and newer) where NodeSource's newer Node is installed, and the 2.1.332 seen here, forced onto
+Node 20, ended the step-up test's session without calling the tool. Raise it on purpose, with a
+run that passes."""
 QUIET_CLAUDE_CODE = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     "DISABLE_TELEMETRY": "1",

@@ -26,7 +26,7 @@ from tests.support import ROOT
 from tests.support_claude_code import QUIET_CLAUDE_CODE, claude_code  # noqa: F401
 from tests.support_npm import npm
 
-CODEX_PACKAGE = "@openai/codex"
+CODEX_PACKAGE = "@openai/codex@0.171.0"  # pinned, as CLAUDE_CODE_PACKAGE is
 THIS_UV = Path(sys.executable).parent / "uv"
 """The quick start's `.venv/bin/uv`: the uv beside the Python these tests run in."""
 ENTRY_ARGS = ["run", "--project", str(ROOT), "svc-mcp"]
